@@ -1,0 +1,60 @@
+# pghotd: the two commands a new user runs are `make run` and `make test`.
+SHELL := /bin/bash
+BUILD ?= build
+MESON_OPTS ?= -Dwerror_ci=true
+
+DEB_PACKAGES := meson ninja-build pkg-config gcc clang libnuma-dev libpfm4-dev libconfig-dev \
+	libsystemd-dev libcmocka-dev liburcu-dev groff-base systemd util-linux numactl linux-perf
+
+.PHONY: all deps build test test-unit test-asan test-tsan bench run clean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing" $$missing; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/tmp/pghotd-deps.log 2>&1 \
+		|| { $$SUDO apt-get update -q >/dev/null 2>&1 && \
+		     $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/tmp/pghotd-deps.log 2>&1; } \
+		|| { tail -20 /tmp/pghotd-deps.log; exit 1; }; \
+	fi
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) $(MESON_OPTS)
+
+build: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+build-asan/build.ninja:
+	meson setup build-asan $(MESON_OPTS) -Db_sanitize=address,undefined -Db_lundef=false -Dsanitizer_suites=unit
+
+build-tsan/build.ninja:
+	CC=clang meson setup build-tsan $(MESON_OPTS) -Db_sanitize=thread -Db_lundef=false -Dsanitizer_suites=concurrent
+
+test: deps build
+	meson test -C $(BUILD) --print-errorlogs
+	$(MAKE) --no-print-directory test-asan test-tsan
+
+test-asan: build-asan/build.ninja
+	ninja -C build-asan
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C build-asan --suite unit --print-errorlogs
+
+test-tsan: build-tsan/build.ninja
+	ninja -C build-tsan
+	TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --suite concurrent --print-errorlogs
+
+bench: deps build
+	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && { echo "== $$b"; "$$b"; }; done
+
+run: deps build
+	@mkdir -p $(BUILD)/run
+	sed 's|^\(\s*file\s*=\s*\).*|\1"$(CURDIR)/$(BUILD)/run/stats.prom";|' conf/pghotd.conf > $(BUILD)/run/pghotd.conf
+	$(BUILD)/pghotd --probe --config $(BUILD)/run/pghotd.conf
+	@echo "run: starting pghotd in the foreground (Ctrl-C stops it); stats in $(BUILD)/run/stats.prom"
+	$(BUILD)/pghotd --config $(BUILD)/run/pghotd.conf
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan

@@ -1,0 +1,120 @@
+/* config: the daemon's configuration, parsed from one libconfig file.
+ *
+ * A config object is immutable once loaded: config_load() builds it from defaults plus the
+ * file, validates every key strictly (syntax, unknown keys, types, ranges), and returns it only
+ * when all is well; otherwise it returns -EINVAL and fills a list of errors, each naming
+ * file:line, the key and what is allowed. Publication to worker threads is config_pub's job.
+ * Every key, its default, unit and range live in one table in config.c, which also drives
+ * config_print() (the --check-config output). */
+#ifndef PGHOTD_CONFIG_H
+#define PGHOTD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONFIG_MAX_NODES 64
+#define CONFIG_MAX_PATTERNS 32
+
+enum source_mode { SOURCE_AUTO, SOURCE_ON, SOURCE_OFF };
+enum target_mode { TARGET_ACCESSING_NODE, TARGET_FIXED };
+
+struct node_list {
+	int n;
+	int node[CONFIG_MAX_NODES];
+};
+
+struct pattern_list {
+	int n;
+	char *item[CONFIG_MAX_PATTERNS]; /* owned by the config */
+};
+
+struct pghotd_config {
+	char *path; /* file it came from, NULL for pure defaults */
+	int log_level; /* enum log_level */
+	bool dry_run;
+
+	struct {
+		struct node_list fast_nodes; /* empty: detect */
+		struct node_list slow_nodes; /* empty: detect */
+	} tiers;
+
+	struct {
+		unsigned cpu_budget_percent; /* daemon CPU the samplers may use, % of one CPU */
+		struct {
+			enum source_mode enabled;
+			unsigned period; /* ops between samples, multiple of 16 */
+			bool l3_miss_only;
+			unsigned ring_pages; /* data pages per CPU, power of two */
+		} ibs;
+		struct {
+			enum source_mode enabled;
+			unsigned period;
+			unsigned ldlat; /* cycles */
+			bool stores;
+			char *event; /* NULL or "": choose per CPU model */
+			unsigned ring_pages;
+		} pebs;
+		struct {
+			enum source_mode enabled;
+			unsigned scan_interval_ms;
+			unsigned max_pages_per_sec;
+		} abit;
+	} sources;
+
+	struct {
+		unsigned capacity; /* entries */
+	} hot_table;
+
+	struct {
+		unsigned threshold; /* accesses within window_ms */
+		unsigned window_ms;
+		unsigned rate_limit_mbps; /* MiB/s, 0 = unlimited */
+		unsigned batch; /* pages per move_pages call, <= 512 */
+		enum target_mode target;
+		struct node_list target_nodes; /* for TARGET_FIXED, nearest first */
+		unsigned min_free_percent;
+		unsigned cooldown_ms;
+		unsigned interval_ms;
+		unsigned max_retries; /* -EBUSY retries of one page */
+	} promotion;
+
+	struct {
+		struct pattern_list include_comm;
+		struct pattern_list exclude_comm;
+		struct pattern_list include_cgroup;
+		struct pattern_list exclude_cgroup;
+		unsigned min_rss_mb;
+	} processes;
+
+	struct {
+		char *file;
+		unsigned interval_ms;
+	} stats;
+};
+
+/* One validation or parse error; text is complete ("FILE:LINE: key: problem; allowed ..."). */
+struct config_errors {
+	int n;
+	char *msg[32];
+	int dropped; /* errors beyond the array */
+};
+
+/* Fills *out with a new object holding every default. -ENOMEM on failure. */
+int config_new_defaults(struct pghotd_config **out);
+/* Parses path over the defaults. On success *out is a new object and errs is empty; on
+ * failure returns -ENOENT/-EACCES (file unreadable; one error naming it) or -EINVAL (errors
+ * listed), and *out is untouched. errs may be NULL. */
+int config_load(const char *path, struct pghotd_config **out, struct config_errors *errs);
+/* Same, from a string (tests); name is used in messages in place of a file name. */
+int config_load_string(const char *text, const char *name, struct pghotd_config **out,
+		       struct config_errors *errs);
+void config_free(struct pghotd_config *cfg);
+void config_errors_clear(struct config_errors *errs);
+/* Writes the effective config, every key with its value, in the file's own syntax. */
+void config_print(const struct pghotd_config *cfg, FILE *f);
+
+const char *source_mode_name(enum source_mode m);
+const char *target_mode_name(enum target_mode m);
+
+#endif

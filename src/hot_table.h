@@ -1,0 +1,66 @@
+/* hot_table: lock-free, fixed-memory table of page hotness shared by every source, plus the
+ * bounded ready queue that hands hot pages to the promoter. See hot_table.c's opening comment
+ * for the layout, entry states and retry rules.
+ *
+ * Sources (any number of threads) call hot_table_record(). The promoter thread alone calls
+ * hot_table_pop() and hot_table_done(). Memory is allocated once, in hot_table_new(). */
+#ifndef PGHOTD_HOT_TABLE_H
+#define PGHOTD_HOT_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct hot_table;
+
+struct hot_access {
+	uint32_t proc;   /* procs handle */
+	uint64_t vaddr;  /* any address inside the page */
+	uint64_t now_ms; /* monotonic milliseconds */
+	int node;        /* node of the accessing CPU, -1 unknown */
+};
+
+struct hot_params {
+	unsigned threshold;   /* accesses within window_ms that make a page hot */
+	unsigned window_ms;   /* gap after which the count restarts */
+	unsigned cooldown_ms; /* a promoted page is not queued again within this */
+};
+
+struct hot_candidate {
+	uint32_t proc;
+	uint64_t vaddr;   /* page aligned */
+	int node;         /* node of the last accessing CPU, -1 unknown */
+	unsigned count;
+	uint32_t slot;    /* entry index, for hot_table_done() */
+};
+
+enum hot_outcome {
+	HOT_PROMOTED,     /* moved: entry enters cooldown */
+	HOT_RETRY,        /* transient failure: back to counting, may be queued again */
+	HOT_DROP,         /* gone, shared, not on a slow node: entry freed */
+};
+
+/* capacity: entries (rounded up to a power of two); queue: ready-queue slots. */
+int hot_table_new(size_t capacity, size_t queue_capacity, struct hot_table **out);
+void hot_table_free(struct hot_table *t);
+
+/* Any thread. Returns 1 if this access made the page hot and queued it, 0 if counted,
+ * -ENOSPC if the ready queue was full (the entry stays hot and is queued by a later access),
+ * -EAGAIN if the probe window was full of queued entries (access dropped, counted). */
+int hot_table_record(struct hot_table *t, const struct hot_access *a, const struct hot_params *p);
+
+/* Promoter thread only: up to max candidates, oldest first. */
+size_t hot_table_pop(struct hot_table *t, struct hot_candidate *out, size_t max);
+/* Promoter thread only: settle a popped candidate. */
+void hot_table_done(struct hot_table *t, const struct hot_candidate *c, enum hot_outcome o,
+		    uint64_t now_ms);
+/* Promoter or main thread: drop every entry of proc (exited or forgotten). Returns count. */
+size_t hot_table_forget_proc(struct hot_table *t, uint32_t proc);
+
+/* Any thread, approximate. */
+size_t hot_table_used(const struct hot_table *t);
+size_t hot_table_queued(const struct hot_table *t);
+uint64_t hot_table_replacements(const struct hot_table *t);
+size_t hot_table_capacity(const struct hot_table *t);
+size_t hot_table_entry_size(void);
+
+#endif

@@ -1,0 +1,35 @@
+/* procs: process identity. Maps (pid, start time) to a compact 32-bit handle, so a hot-table
+ * entry never outlives its process: when a process exits, or its pid is reused by a new one
+ * (different start time), the old handle goes stale and every lookup with it fails.
+ *
+ * Handle layout: slot in the low 16 bits, slot generation in the high 16 bits; 0 is never a
+ * valid handle. Lookups are lock-free (any thread); inserts and forgets take a mutex (rare:
+ * once per new process). The start time is read from <procfs_root>/PID/stat (field 22). */
+#ifndef PGHOTD_PROCS_H
+#define PGHOTD_PROCS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct procs;
+
+/* Main thread. max: processes tracked at once (<= 65535). procfs_root: "/proc" live. */
+int procs_new(const char *procfs_root, unsigned max, struct procs **out);
+void procs_free(struct procs *p);
+/* Any thread: handle for pid, registering it (reads its start time) if new. -ESRCH if the
+ * process does not exist, -ENOSPC if the registry is full. Returns the handle (> 0). */
+int64_t procs_handle(struct procs *p, pid_t pid);
+/* Any thread: pid of a live handle; -ESTALE when the handle was forgotten or reused. */
+int procs_pid(const struct procs *p, uint32_t handle, pid_t *pid);
+/* Any thread: true while handle is current. */
+bool procs_valid(const struct procs *p, uint32_t handle);
+/* Any thread: forget the process behind handle (exited, ESRCH): the handle goes stale. */
+void procs_forget(struct procs *p, uint32_t handle);
+/* Main or promoter thread: forget every tracked process whose /proc entry is gone or whose
+ * start time changed (pid reuse). Returns how many were forgotten. */
+int procs_sweep(struct procs *p);
+/* Pure helper (tests): parse field 22 (starttime) of a /proc/PID/stat line. */
+int procs_parse_starttime(const char *stat_line, uint64_t *out);
+
+#endif

@@ -1,0 +1,106 @@
+/* stats: the daemon's counters, kept with relaxed atomics (each counter is independent; a
+ * reader needs no ordering with other memory), rendered in the Prometheus text format and
+ * written atomically (temp file in the same directory, fsync-free rename, mode 0644).
+ *
+ * Any thread may add; the main thread renders and writes. Counters for pieces that do not
+ * exist yet are present at 0 so dashboards can be built now. */
+#ifndef PGHOTD_STATS_H
+#define PGHOTD_STATS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define STATS_MAX_NODES 64
+
+enum stat_source { SRC_IBS, SRC_PEBS, SRC_ABIT, SRC__COUNT };
+
+enum stat_fail_reason {
+	FAIL_BUSY,      /* -EBUSY */
+	FAIL_NOMEM,     /* -ENOMEM, target node full */
+	FAIL_SHARED,    /* -EACCES, page mapped by several processes */
+	FAIL_GONE,      /* -EFAULT / -ENOENT */
+	FAIL_NOPROC,    /* ESRCH for the whole call */
+	FAIL_OTHER,
+	FAIL__COUNT
+};
+
+/* Per-source counters. */
+enum stat_src_counter {
+	SS_SAMPLES,          /* pghotd_samples_total */
+	SS_SAMPLES_LOST,     /* pghotd_samples_lost_total */
+	SS_SAMPLES_DROPPED,  /* pghotd_samples_dropped_total: filtered before the hot table */
+	SS_THROTTLES,        /* pghotd_throttle_events_total */
+	SS_MALFORMED,        /* pghotd_records_malformed_total */
+	SS_PAGES_SCANNED,    /* pghotd_pages_scanned_total */
+	SS__COUNT
+};
+
+/* Unlabelled counters and gauges. */
+enum stat_counter {
+	ST_UP,                    /* gauge */
+	ST_CONFIG_RELOADS,
+	ST_CONFIG_RELOAD_FAILURES,
+	ST_HOT_PAGES,             /* gauge */
+	ST_HOT_TABLE_REPLACEMENTS,
+	ST_HOT_TABLE_QUEUE_FULL,
+	ST_PROMOTE_CANDIDATES,
+	ST_PROMOTE_SKIPPED_FAST,  /* already on a fast node */
+	ST_PROMOTE_SKIPPED_COOLDOWN,
+	ST_PROMOTE_DRY_RUN,       /* decisions made in dry_run */
+	ST_PROMOTE_RATE_LIMITED,  /* pages deferred by the rate limit */
+	ST_PROCESSES_FORGOTTEN,
+	ST_NODE_PAUSES,
+	ST_CONFIG_THRESHOLD,      /* gauge: promotion.threshold in force */
+	ST_START_TIME_SECONDS,    /* gauge */
+	ST__COUNT
+};
+
+struct stats {
+	_Atomic uint64_t c[ST__COUNT];
+	_Atomic uint64_t src[SRC__COUNT][SS__COUNT];
+	_Atomic uint64_t src_active[SRC__COUNT];  /* gauge 0/1 */
+	_Atomic uint64_t src_scan_round_us[SRC__COUNT]; /* gauge: last scan round time */
+	_Atomic uint64_t promoted_pages[STATS_MAX_NODES];
+	_Atomic uint64_t promoted_bytes[STATS_MAX_NODES];
+	_Atomic uint64_t fail[FAIL__COUNT];
+	int nr_nodes; /* nodes to print in per-node families; set at start */
+};
+
+void stats_init(struct stats *s, int nr_nodes);
+
+static inline void stats_add(struct stats *s, enum stat_counter c, uint64_t n)
+{
+	atomic_fetch_add_explicit(&s->c[c], n, memory_order_relaxed); /* independent counter */
+}
+static inline void stats_set(struct stats *s, enum stat_counter c, uint64_t v)
+{
+	atomic_store_explicit(&s->c[c], v, memory_order_relaxed); /* independent gauge */
+}
+static inline uint64_t stats_get(struct stats *s, enum stat_counter c)
+{
+	return atomic_load_explicit(&s->c[c], memory_order_relaxed);
+}
+static inline void stats_src_add(struct stats *s, enum stat_source src, enum stat_src_counter c,
+				 uint64_t n)
+{
+	atomic_fetch_add_explicit(&s->src[src][c], n, memory_order_relaxed);
+}
+void stats_promoted(struct stats *s, int node, uint64_t pages, uint64_t bytes);
+void stats_fail(struct stats *s, enum stat_fail_reason r, uint64_t n);
+void stats_source_active(struct stats *s, enum stat_source src, int active);
+
+const char *stat_source_name(enum stat_source s);
+const char *stat_fail_reason_name(enum stat_fail_reason r);
+
+/* Renders the text exposition format into f. */
+int stats_render(struct stats *s, FILE *f);
+/* Writes to path atomically: path.tmp in the same directory, then rename; mode 0644.
+ * Creates nothing but the file (the directory must exist). -errno on failure. */
+int stats_write_file(struct stats *s, const char *path);
+/* Sum of promoted_pages over nodes (for STATUS=). */
+uint64_t stats_promoted_pages_total(struct stats *s);
+uint64_t stats_promoted_bytes_total(struct stats *s);
+
+#endif
