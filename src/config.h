@@ -14,6 +14,8 @@
 #include <stdio.h>
 
 #define CONFIG_MAX_NODES 64
+
+struct topology;
 #define CONFIG_MAX_PATTERNS 32
 
 enum source_mode { SOURCE_AUTO, SOURCE_ON, SOURCE_OFF };
@@ -91,6 +93,11 @@ struct pghotd_config {
 		char *file;
 		unsigned interval_ms;
 	} stats;
+
+	/* Derived state the daemon attaches after a successful load (the topology with this
+	 * config's tier overrides applied), published together with the config. NULL until
+	 * attached; config_free() does not free it: config_pub's destructor does. */
+	struct topology *topo;
 };
 
 /* One validation or parse error; text is complete ("FILE:LINE: key: problem; allowed ..."). */

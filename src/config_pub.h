@@ -14,8 +14,12 @@
 
 struct config_pub;
 
-/* Main thread. Takes ownership of initial. */
-int config_pub_new(struct pghotd_config *initial, struct config_pub **out);
+typedef void (*config_pub_destroy_fn)(struct pghotd_config *cfg);
+
+/* Main thread. Takes ownership of initial; destroy (config_free when NULL) releases a
+ * config once no worker can see it. */
+int config_pub_new(struct pghotd_config *initial, config_pub_destroy_fn destroy,
+		   struct config_pub **out);
 /* Main thread, after every worker has been unregistered or joined. Frees all configs. */
 void config_pub_free(struct config_pub *pub);
 /* Main thread, before the worker starts: returns a slot id >= 0 or -ENOSPC. */

@@ -1,0 +1,5 @@
+/* placeholder until the benchmark lands */
+int main(void)
+{
+	return 1;
+}
