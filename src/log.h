@@ -8,8 +8,17 @@
 #define PGHOTD_LOG_H
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
-enum log_level { LOG_LVL_ERR = 3, LOG_LVL_WARNING = 4, LOG_LVL_NOTICE = 5, LOG_LVL_INFO = 6, LOG_LVL_DEBUG = 7 };
+enum log_level {
+	LOG_LVL_ERR = 3,
+	LOG_LVL_WARNING = 4,
+	LOG_LVL_NOTICE = 5,
+	LOG_LVL_INFO = 6,
+	LOG_LVL_DEBUG = 7
+};
 
 enum log_target { LOG_TARGET_AUTO, LOG_TARGET_JOURNAL, LOG_TARGET_STDERR };
 
@@ -28,15 +37,27 @@ const char *log_level_to_string(enum log_level level);
  * reload-failed, stop, ...). Returns -abs(err) when err != 0 so callers can
  * `return log_error_errno(r, ...)`. */
 int log_emit(enum log_level level, int err, const char *event, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
-#define log_error(...)           log_emit(LOG_LVL_ERR, 0, NULL, __VA_ARGS__)
-#define log_error_errno(e, ...)  log_emit(LOG_LVL_ERR, (e), NULL, __VA_ARGS__)
-#define log_warning(...)         log_emit(LOG_LVL_WARNING, 0, NULL, __VA_ARGS__)
+#define log_error(...)		  log_emit(LOG_LVL_ERR, 0, NULL, __VA_ARGS__)
+#define log_error_errno(e, ...)	  log_emit(LOG_LVL_ERR, (e), NULL, __VA_ARGS__)
+#define log_warning(...)	  log_emit(LOG_LVL_WARNING, 0, NULL, __VA_ARGS__)
 #define log_warning_errno(e, ...) log_emit(LOG_LVL_WARNING, (e), NULL, __VA_ARGS__)
-#define log_notice(...)          log_emit(LOG_LVL_NOTICE, 0, NULL, __VA_ARGS__)
-#define log_info(...)            log_emit(LOG_LVL_INFO, 0, NULL, __VA_ARGS__)
-#define log_debug(...)           log_emit(LOG_LVL_DEBUG, 0, NULL, __VA_ARGS__)
-#define log_event(lvl, ev, ...)  log_emit((lvl), 0, (ev), __VA_ARGS__)
+#define log_notice(...)		  log_emit(LOG_LVL_NOTICE, 0, NULL, __VA_ARGS__)
+#define log_info(...)		  log_emit(LOG_LVL_INFO, 0, NULL, __VA_ARGS__)
+#define log_debug(...)		  log_emit(LOG_LVL_DEBUG, 0, NULL, __VA_ARGS__)
+#define log_event(lvl, ev, ...)	  log_emit((lvl), 0, (ev), __VA_ARGS__)
+
+/* Pure check behind LOG_TARGET_AUTO: true when journal_stream ("DEV:INODE", the value of
+ * $JOURNAL_STREAM, may be NULL) names the file with device dev and inode ino. */
+bool log_journal_stream_matches(const char *journal_stream, dev_t dev, ino_t ino);
+
+/* Test hooks; main thread, while no other thread logs. The stderr line has the form
+ * "pghotd[PID]: LEVEL: MESSAGE[: STRERROR]\n" (LEVEL: error, warning, notice, info, debug).
+ * log_set_stream(NULL) restores stderr; log_set_journal_sender(NULL) restores
+ * sd_journal_sendv(). A journal send that fails falls back to the stream. */
+typedef int (*log_journal_sendv_fn)(const struct iovec *iov, int n);
+void log_set_stream(FILE *f);
+void log_set_journal_sender(log_journal_sendv_fn fn);
 
 #endif
