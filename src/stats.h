@@ -17,50 +17,50 @@
 enum stat_source { SRC_IBS, SRC_PEBS, SRC_ABIT, SRC__COUNT };
 
 enum stat_fail_reason {
-	FAIL_BUSY,      /* -EBUSY */
-	FAIL_NOMEM,     /* -ENOMEM, target node full */
-	FAIL_SHARED,    /* -EACCES, page mapped by several processes */
-	FAIL_GONE,      /* -EFAULT / -ENOENT */
-	FAIL_NOPROC,    /* ESRCH for the whole call */
+	FAIL_BUSY,   /* -EBUSY */
+	FAIL_NOMEM,  /* -ENOMEM, target node full */
+	FAIL_SHARED, /* -EACCES, page mapped by several processes */
+	FAIL_GONE,   /* -EFAULT / -ENOENT */
+	FAIL_NOPROC, /* ESRCH for the whole call */
 	FAIL_OTHER,
 	FAIL__COUNT
 };
 
 /* Per-source counters. */
 enum stat_src_counter {
-	SS_SAMPLES,          /* pghotd_samples_total */
-	SS_SAMPLES_LOST,     /* pghotd_samples_lost_total */
-	SS_SAMPLES_DROPPED,  /* pghotd_samples_dropped_total: filtered before the hot table */
-	SS_THROTTLES,        /* pghotd_throttle_events_total */
-	SS_MALFORMED,        /* pghotd_records_malformed_total */
-	SS_PAGES_SCANNED,    /* pghotd_pages_scanned_total */
+	SS_SAMPLES,	    /* pghotd_samples_total */
+	SS_SAMPLES_LOST,    /* pghotd_samples_lost_total */
+	SS_SAMPLES_DROPPED, /* pghotd_samples_dropped_total: filtered before the hot table */
+	SS_THROTTLES,	    /* pghotd_throttle_events_total */
+	SS_MALFORMED,	    /* pghotd_records_malformed_total */
+	SS_PAGES_SCANNED,   /* pghotd_pages_scanned_total */
 	SS__COUNT
 };
 
 /* Unlabelled counters and gauges. */
 enum stat_counter {
-	ST_UP,                    /* gauge */
+	ST_UP, /* gauge */
 	ST_CONFIG_RELOADS,
 	ST_CONFIG_RELOAD_FAILURES,
-	ST_HOT_PAGES,             /* gauge */
+	ST_HOT_PAGES, /* gauge */
 	ST_HOT_TABLE_REPLACEMENTS,
 	ST_HOT_TABLE_QUEUE_FULL,
 	ST_PROMOTE_CANDIDATES,
-	ST_PROMOTE_SKIPPED_FAST,  /* already on a fast node */
+	ST_PROMOTE_SKIPPED_FAST, /* already on a fast node */
 	ST_PROMOTE_SKIPPED_COOLDOWN,
-	ST_PROMOTE_DRY_RUN,       /* decisions made in dry_run */
-	ST_PROMOTE_RATE_LIMITED,  /* pages deferred by the rate limit */
+	ST_PROMOTE_DRY_RUN,	 /* decisions made in dry_run */
+	ST_PROMOTE_RATE_LIMITED, /* pages deferred by the rate limit */
 	ST_PROCESSES_FORGOTTEN,
 	ST_NODE_PAUSES,
-	ST_CONFIG_THRESHOLD,      /* gauge: promotion.threshold in force */
-	ST_START_TIME_SECONDS,    /* gauge */
+	ST_CONFIG_THRESHOLD,   /* gauge: promotion.threshold in force */
+	ST_START_TIME_SECONDS, /* gauge */
 	ST__COUNT
 };
 
 struct stats {
 	_Atomic uint64_t c[ST__COUNT];
 	_Atomic uint64_t src[SRC__COUNT][SS__COUNT];
-	_Atomic uint64_t src_active[SRC__COUNT];  /* gauge 0/1 */
+	_Atomic uint64_t src_active[SRC__COUNT];	/* gauge 0/1 */
 	_Atomic uint64_t src_scan_round_us[SRC__COUNT]; /* gauge: last scan round time */
 	_Atomic uint64_t promoted_pages[STATS_MAX_NODES];
 	_Atomic uint64_t promoted_bytes[STATS_MAX_NODES];
@@ -68,6 +68,8 @@ struct stats {
 	int nr_nodes; /* nodes to print in per-node families; set at start */
 };
 
+/* Zeroes every counter, sets pghotd_up to 1 and the start time to now (the caller may
+ * overwrite both with stats_set()); nr_nodes is clamped to 0..STATS_MAX_NODES. */
 void stats_init(struct stats *s, int nr_nodes);
 
 static inline void stats_add(struct stats *s, enum stat_counter c, uint64_t n)
@@ -87,6 +89,8 @@ static inline void stats_src_add(struct stats *s, enum stat_source src, enum sta
 {
 	atomic_fetch_add_explicit(&s->src[src][c], n, memory_order_relaxed);
 }
+/* Any thread. A node outside 0..STATS_MAX_NODES-1 is ignored; a node >= nr_nodes is
+ * counted and rendered once non-zero. An out-of-range reason counts as FAIL_OTHER. */
 void stats_promoted(struct stats *s, int node, uint64_t pages, uint64_t bytes);
 void stats_fail(struct stats *s, enum stat_fail_reason r, uint64_t n);
 void stats_source_active(struct stats *s, enum stat_source src, int active);
@@ -94,7 +98,9 @@ void stats_source_active(struct stats *s, enum stat_source src, int active);
 const char *stat_source_name(enum stat_source s);
 const char *stat_fail_reason_name(enum stat_fail_reason r);
 
-/* Renders the text exposition format into f. */
+/* Renders the text exposition format (0.0.4) into f: # HELP and # TYPE once per family,
+ * every family present even at 0, labels source="ibs|pebs|abit", node="N",
+ * reason="busy|nomem|shared|gone|noproc|other". -EIO when the stream fails. */
 int stats_render(struct stats *s, FILE *f);
 /* Writes to path atomically: path.tmp in the same directory, then rename; mode 0644.
  * Creates nothing but the file (the directory must exist). -errno on failure. */
