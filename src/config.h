@@ -32,7 +32,7 @@ struct pattern_list {
 };
 
 struct pghotd_config {
-	char *path; /* file it came from, NULL for pure defaults */
+	char *path;    /* file it came from, NULL for pure defaults */
 	int log_level; /* enum log_level */
 	bool dry_run;
 
@@ -72,7 +72,7 @@ struct pghotd_config {
 		unsigned threshold; /* accesses within window_ms */
 		unsigned window_ms;
 		unsigned rate_limit_mbps; /* MiB/s, 0 = unlimited */
-		unsigned batch; /* pages per move_pages call, <= 512 */
+		unsigned batch;		  /* pages per move_pages call, <= 512 */
 		enum target_mode target;
 		struct node_list target_nodes; /* for TARGET_FIXED, nearest first */
 		unsigned min_free_percent;
@@ -111,7 +111,8 @@ struct config_errors {
 int config_new_defaults(struct pghotd_config **out);
 /* Parses path over the defaults. On success *out is a new object and errs is empty; on
  * failure returns -ENOENT/-EACCES (file unreadable; one error naming it) or -EINVAL (errors
- * listed), and *out is untouched. errs may be NULL. */
+ * listed), and *out is untouched. errs may be NULL; otherwise it must be zeroed or left from
+ * an earlier call, and is cleared first. */
 int config_load(const char *path, struct pghotd_config **out, struct config_errors *errs);
 /* Same, from a string (tests); name is used in messages in place of a file name. */
 int config_load_string(const char *text, const char *name, struct pghotd_config **out,
@@ -120,6 +121,13 @@ void config_free(struct pghotd_config *cfg);
 void config_errors_clear(struct config_errors *errs);
 /* Writes the effective config, every key with its value, in the file's own syntax. */
 void config_print(const struct pghotd_config *cfg, FILE *f);
+
+/* True when every key of a and b has the same value (path is not compared). */
+bool config_equal(const struct pghotd_config *a, const struct pghotd_config *b);
+/* The key table, for tests and docs: how many keys, and the full path of key i
+ * ("promotion.batch"). config_key_path returns -ERANGE past the end. */
+size_t config_key_count(void);
+int config_key_path(size_t i, char *buf, size_t size);
 
 const char *source_mode_name(enum source_mode m);
 const char *target_mode_name(enum target_mode m);
