@@ -1,0 +1,99 @@
+/* Command-line parsing and the STATUS= line. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "notify.h"
+#include "options.h"
+
+#define ARGV(...) ((char *[]){"pghotd", __VA_ARGS__, NULL})
+#define ARGC(...) ((int)(sizeof((char *[]){"pghotd", __VA_ARGS__}) / sizeof(char *)))
+#define PARSE(o, m, ...) options_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (o), (m), sizeof(m))
+
+static void test_defaults_run_with_default_config(void **state)
+{
+	(void)state;
+	struct options o;
+	char msg[128] = "";
+	char *argv[] = {"pghotd", NULL};
+
+	assert_int_equal(options_parse(1, argv, &o, msg, sizeof(msg)), 0);
+	assert_int_equal(o.mode, MODE_RUN);
+	assert_false(o.config_given);
+	assert_string_equal(o.sysfs_root, "/sys");
+	assert_int_equal(o.log_target, LOG_TARGET_AUTO);
+}
+
+static void test_config_check_and_log_target(void **state)
+{
+	(void)state;
+	struct options o;
+	char msg[128] = "";
+
+	assert_int_equal(PARSE(&o, msg, "--check-config", "-c", "/x.conf", "--log=journal", "-v", "-v"), 0);
+	assert_int_equal(o.mode, MODE_CHECK_CONFIG);
+	assert_string_equal(o.config_path, "/x.conf");
+	assert_true(o.config_given);
+	assert_int_equal(o.log_target, LOG_TARGET_JOURNAL);
+	assert_int_equal(o.verbose, 2);
+}
+
+static void test_rejects_unknown_option_naming_it(void **state)
+{
+	(void)state;
+	struct options o = {.verbose = 42};
+	char msg[128] = "";
+
+	assert_int_equal(PARSE(&o, msg, "--frobnicate"), -EINVAL);
+	assert_non_null(strstr(msg, "--frobnicate"));
+	assert_int_equal(o.verbose, 42); /* untouched on failure */
+}
+
+static void test_rejects_bad_log_target_and_missing_argument(void **state)
+{
+	(void)state;
+	struct options o;
+	char msg[128] = "";
+
+	assert_int_equal(PARSE(&o, msg, "--log=syslog"), -EINVAL);
+	assert_non_null(strstr(msg, "syslog"));
+	assert_int_equal(PARSE(&o, msg, "--config"), -EINVAL);
+	assert_non_null(strstr(msg, "needs an argument"));
+	assert_int_equal(PARSE(&o, msg, "--probe", "--check-config"), -EINVAL);
+	assert_int_equal(PARSE(&o, msg, "stray"), -EINVAL);
+	assert_non_null(strstr(msg, "stray"));
+}
+
+static void test_status_line_summarises_state(void **state)
+{
+	(void)state;
+	char buf[256];
+	struct status_info si = {.active_sources = 2, .source_names = "ibs,abit", .nr_slow = 1,
+				 .promoted_pages = 1234, .rate_mib_s = 3.25};
+
+	notify_format_status(buf, sizeof(buf), &si);
+	assert_string_equal(buf, "2 sources active (ibs,abit); 1 slow node; 1234 pages promoted, 3.2 MiB/s");
+	si.nr_slow = 0;
+	notify_format_status(buf, sizeof(buf), &si);
+	assert_non_null(strstr(buf, "no slow memory tier"));
+	si = (struct status_info){.source_names = "", .nr_slow = 2, .dry_run = 1};
+	notify_format_status(buf, sizeof(buf), &si);
+	assert_string_equal(buf, "dry run: 0 sources active; 2 slow nodes; 0 pages promoted, 0.0 MiB/s");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_run_with_default_config),
+		cmocka_unit_test(test_config_check_and_log_target),
+		cmocka_unit_test(test_rejects_unknown_option_naming_it),
+		cmocka_unit_test(test_rejects_bad_log_target_and_missing_argument),
+		cmocka_unit_test(test_status_line_summarises_state),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
