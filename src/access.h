@@ -1,0 +1,40 @@
+/* access: the one access-event format every source produces (IBS, PEBS, the Accessed-bit
+ * scanner, perf.data replay), and the sink they deliver to. The daemon's sink resolves the
+ * process identity and records the event in the hot table; tests install their own sink. */
+#ifndef PGHOTD_ACCESS_H
+#define PGHOTD_ACCESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stats.h"
+
+enum access_kind { ACCESS_UNKNOWN, ACCESS_LOAD, ACCESS_STORE };
+
+struct access_event {
+	pid_t pid;
+	pid_t tid;
+	uint64_t vaddr;     /* user virtual address (any byte of the page) */
+	uint64_t paddr;     /* physical address, 0 when unknown */
+	int cpu;            /* accessing CPU, -1 unknown */
+	int node;           /* node of that CPU, -1 unknown */
+	uint64_t time_ns;   /* CLOCK_MONOTONIC for live sources; the recording's clock for replay */
+	enum stat_source source;
+	enum access_kind kind;
+};
+
+/* deliver() is called from the source's own thread, with a batch of n events. */
+struct access_sink {
+	void (*deliver)(void *ctx, const struct access_event *ev, size_t n);
+	void *ctx;
+};
+
+static inline void access_deliver(const struct access_sink *s, const struct access_event *ev,
+				  size_t n)
+{
+	if (n)
+		s->deliver(s->ctx, ev, n);
+}
+
+#endif
