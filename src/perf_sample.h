@@ -1,0 +1,48 @@
+/* perf_sample: a PERF_RECORD_SAMPLE body parsed into fields, for any sample_type.
+ *
+ * The body is parsed in the kernel's order (see /work/shared/reference/kernel-abi.md and
+ * include/uapi/linux/perf_event.h), stepping over every field the kernel may place before the
+ * ones pghotd uses, so any attr's samples parse. Pure code: no I/O, any thread. */
+#ifndef PGHOTD_PERF_SAMPLE_H
+#define PGHOTD_PERF_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the parser needs from the perf_event_attr that produced the samples. */
+struct perf_sample_layout {
+	uint64_t sample_type;
+	uint64_t read_format;
+	uint64_t branch_sample_type;
+	uint64_t sample_regs_user;
+	uint64_t sample_regs_intr;
+};
+
+struct perf_sample {
+	uint64_t present;    /* PERF_SAMPLE_* bits that were parsed (== layout's sample_type) */
+	uint64_t id;         /* IDENTIFIER or ID */
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t addr;
+	uint64_t stream_id;
+	uint32_t cpu;
+	uint64_t period;
+	uint64_t weight;     /* WEIGHT, or WEIGHT_STRUCT's full u64 (var1_dw in the low 32 bits) */
+	uint64_t data_src;   /* union perf_mem_data_src */
+	uint64_t transaction;
+	uint64_t phys_addr;
+	uint64_t cgroup;
+	uint64_t data_page_size;
+	uint64_t code_page_size;
+	const uint8_t *raw;  /* PERF_SAMPLE_RAW payload (points into the parsed body), or NULL */
+	uint32_t raw_size;
+};
+
+/* Parses body[0..len) (the record after its 8-byte header). Returns 0, or -EBADMSG when the
+ * body is shorter than the layout needs or a length inside it is impossible; *out is then
+ * untouched. */
+int perf_sample_parse(const struct perf_sample_layout *layout, const void *body, size_t len,
+		      struct perf_sample *out);
+
+#endif
