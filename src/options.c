@@ -7,12 +7,13 @@
 #include "options.h"
 #include "pghotd-build.h"
 
-enum { OPT_CHECK = 0x100, OPT_PROBE, OPT_LOG, OPT_SYSFS, OPT_PROCFS, OPT_VERSION };
+enum { OPT_CHECK = 0x100, OPT_PROBE, OPT_LOG, OPT_SYSFS, OPT_PROCFS, OPT_VERSION, OPT_REPLAY };
 
 static const struct option long_opts[] = {
 	{"config", required_argument, NULL, 'c'},
 	{"check-config", no_argument, NULL, OPT_CHECK},
 	{"probe", no_argument, NULL, OPT_PROBE},
+	{"replay", required_argument, NULL, OPT_REPLAY},
 	{"log", required_argument, NULL, OPT_LOG},
 	{"verbose", no_argument, NULL, 'v'},
 	{"sysfs-root", required_argument, NULL, OPT_SYSFS},
@@ -38,7 +39,7 @@ static int parse_log_target(const char *s, enum log_target *t)
 static int set_mode(struct options *o, enum pghotd_mode m, char *msg, int len)
 {
 	if (o->mode != MODE_RUN && o->mode != m) {
-		snprintf(msg, len, "--check-config and --probe cannot be combined");
+		snprintf(msg, len, "--check-config, --probe and --replay exclude each other");
 		return -EINVAL;
 	}
 	o->mode = m;
@@ -78,6 +79,10 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, int msg
 			break;
 		case OPT_PROBE:
 			r = set_mode(&o, MODE_PROBE, msg, msg_len);
+			break;
+		case OPT_REPLAY:
+			r = set_mode(&o, MODE_REPLAY, msg, msg_len);
+			o.replay_path = optarg;
 			break;
 		case OPT_LOG:
 			if (parse_log_target(optarg, &o.log_target) < 0) {
@@ -119,6 +124,8 @@ void options_usage(const char *prog, void *file)
 		"  -c, --config FILE     configuration file (default %s)\n"
 		"      --check-config    validate the configuration, print it with defaults, exit\n"
 		"      --probe           print what this machine supports (sources, tiers), exit\n"
+		"      --replay FILE     run a perf.data recording through the policy, print what\n"
+		"                        would be promoted, move nothing\n"
 		"      --log TARGET      auto (journal when started by systemd), journal, stderr\n"
 		"  -v, --verbose         more log output (repeat for debug)\n"
 		"      --sysfs-root DIR  read sysfs from DIR (default /sys; for tests)\n"
