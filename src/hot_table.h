@@ -7,16 +7,24 @@
 #ifndef PGHOTD_HOT_TABLE_H
 #define PGHOTD_HOT_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Pages are 4 KiB; addresses must lie below 2^HOT_VADDR_BITS (x86-64 4-level and arm64 48-bit
+ * user space). hot_table_record() rejects higher addresses with -ERANGE. Counts saturate at
+ * HOT_COUNT_MAX, so thresholds above it are treated as HOT_COUNT_MAX. */
+#define HOT_PAGE_SHIFT 12
+#define HOT_VADDR_BITS 48
+#define HOT_COUNT_MAX  255
 
 struct hot_table;
 
 struct hot_access {
-	uint32_t proc;   /* procs handle */
-	uint64_t vaddr;  /* any address inside the page */
+	uint32_t proc;	 /* procs handle */
+	uint64_t vaddr;	 /* any address inside the page */
 	uint64_t now_ms; /* monotonic milliseconds */
-	int node;        /* node of the accessing CPU, -1 unknown */
+	int node;	 /* node of the accessing CPU, -1 unknown */
 };
 
 struct hot_params {
@@ -27,16 +35,16 @@ struct hot_params {
 
 struct hot_candidate {
 	uint32_t proc;
-	uint64_t vaddr;   /* page aligned */
-	int node;         /* node of the last accessing CPU, -1 unknown */
+	uint64_t vaddr; /* page aligned */
+	int node;	/* node of the last accessing CPU, -1 unknown */
 	unsigned count;
-	uint32_t slot;    /* entry index, for hot_table_done() */
+	uint32_t slot; /* entry index, for hot_table_done() */
 };
 
 enum hot_outcome {
-	HOT_PROMOTED,     /* moved: entry enters cooldown */
-	HOT_RETRY,        /* transient failure: back to counting, may be queued again */
-	HOT_DROP,         /* gone, shared, not on a slow node: entry freed */
+	HOT_PROMOTED, /* moved: entry enters cooldown */
+	HOT_RETRY,    /* transient failure: back to counting, may be queued again */
+	HOT_DROP,     /* gone, shared, not on a slow node: entry freed */
 };
 
 /* capacity: entries (rounded up to a power of two); queue: ready-queue slots. */
@@ -45,8 +53,18 @@ void hot_table_free(struct hot_table *t);
 
 /* Any thread. Returns 1 if this access made the page hot and queued it, 0 if counted,
  * -ENOSPC if the ready queue was full (the entry stays hot and is queued by a later access),
- * -EAGAIN if the probe window was full of queued entries (access dropped, counted). */
+ * -EAGAIN if the probe window was full of queued entries or the entry stayed mid-transition
+ * through every retry (access dropped, not counted), -EINVAL for a handle outside the procs
+ * layout, -ERANGE for an address at or above 2^HOT_VADDR_BITS. */
 int hot_table_record(struct hot_table *t, const struct hot_access *a, const struct hot_params *p);
+
+/* Any thread: count of a tracked page; -ENOENT when untracked, -EINVAL/-ERANGE for bad keys. */
+int hot_table_peek(const struct hot_table *t, uint32_t proc, uint64_t vaddr, unsigned *count);
+
+/* Main thread, before any source starts: lets a writer that needs room reclaim entries whose
+ * process handle is stale (valid returns false) before it evicts a live page. */
+void hot_table_set_proc_check(struct hot_table *t, bool (*valid)(void *ctx, uint32_t proc),
+			      void *ctx);
 
 /* Promoter thread only: up to max candidates, oldest first. */
 size_t hot_table_pop(struct hot_table *t, struct hot_candidate *out, size_t max);
@@ -59,7 +77,8 @@ size_t hot_table_forget_proc(struct hot_table *t, uint32_t proc);
 /* Any thread, approximate. */
 size_t hot_table_used(const struct hot_table *t);
 size_t hot_table_queued(const struct hot_table *t);
-uint64_t hot_table_replacements(const struct hot_table *t);
+uint64_t hot_table_replacements(const struct hot_table *t); /* live pages evicted for room */
+uint64_t hot_table_reclaims(const struct hot_table *t);	    /* stale-process entries reused */
 size_t hot_table_capacity(const struct hot_table *t);
 size_t hot_table_entry_size(void);
 

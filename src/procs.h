@@ -3,8 +3,10 @@
  * (different start time), the old handle goes stale and every lookup with it fails.
  *
  * Handle layout: slot in the low 16 bits, slot generation in the high 16 bits; 0 is never a
- * valid handle. Lookups are lock-free (any thread); inserts and forgets take a mutex (rare:
- * once per new process). The start time is read from <procfs_root>/PID/stat (field 22). */
+ * valid handle. Generations cycle through 1..PROCS_GEN_MAX (11 bits), so every handle fits in
+ * PROCS_HANDLE_BITS bits: the hot table packs it with the page number into one 64-bit key.
+ * Lookups are lock-free (any thread); inserts and forgets take a mutex (rare: once per new
+ * process). The start time is read from <procfs_root>/PID/stat (field 22). */
 #ifndef PGHOTD_PROCS_H
 #define PGHOTD_PROCS_H
 
@@ -13,6 +15,10 @@
 #include <sys/types.h>
 
 struct procs;
+
+#define PROCS_GEN_BITS	  11
+#define PROCS_GEN_MAX	  ((1u << PROCS_GEN_BITS) - 1)
+#define PROCS_HANDLE_BITS (16 + PROCS_GEN_BITS)
 
 /* Main thread. max: processes tracked at once (<= 65535). procfs_root: "/proc" live. */
 int procs_new(const char *procfs_root, unsigned max, struct procs **out);
