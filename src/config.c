@@ -284,6 +284,7 @@ struct parse_ctx {
 	struct pghotd_config *cfg;
 	int nerr;
 	int line[KEY_COUNT]; /* where each key was set; 0: left at its default */
+	bool bad[KEY_COUNT]; /* rejected: checks across keys leave it out */
 };
 
 void config_errors_clear(struct config_errors *errs)
@@ -861,6 +862,11 @@ int config_new_defaults(struct pghotd_config **out)
 	return 0;
 }
 
+bool config_key_equal(size_t i, const struct pghotd_config *a, const struct pghotd_config *b)
+{
+	return i < KEY_COUNT && ops[keys[i].type].equal(&keys[i], a, b);
+}
+
 bool config_equal(const struct pghotd_config *a, const struct pghotd_config *b)
 {
 	for (size_t i = 0; i < KEY_COUNT; i++)
@@ -958,6 +964,8 @@ static void parse_group(struct parse_ctx *ctx, const config_setting_t *group, co
 		if (k >= 0) {
 			if (ops[keys[k].type].parse(ctx, &keys[k], s, full))
 				ctx->line[k] = setting_line(s);
+			else
+				ctx->bad[k] = true;
 		} else if (section_known(full) && config_setting_is_group(s)) {
 			parse_group(ctx, s, full);
 		} else if (section_known(full)) {
@@ -982,10 +990,21 @@ static int key_line(const struct parse_ctx *ctx, const char *section, const char
 	return k >= 0 ? ctx->line[k] : 0;
 }
 
+/* A rejected key keeps its default, which could make a check across keys fail for a reason
+ * the operator never wrote; such checks are skipped until the key itself is fixed. */
+static bool key_bad(const struct parse_ctx *ctx, const char *section, const char *name)
+{
+	int k = key_find(section, name);
+
+	return k >= 0 && ctx->bad[k];
+}
+
 static void check_tiers(struct parse_ctx *ctx)
 {
 	const struct pghotd_config *c = ctx->cfg;
 
+	if (key_bad(ctx, "tiers", "fast_nodes") || key_bad(ctx, "tiers", "slow_nodes"))
+		return;
 	for (int i = 0; i < c->tiers.slow_nodes.n; i++) {
 		int node = c->tiers.slow_nodes.node[i];
 
@@ -1002,6 +1021,8 @@ static void check_target(struct parse_ctx *ctx)
 	const struct pghotd_config *c = ctx->cfg;
 	const struct node_list *t = &c->promotion.target_nodes;
 
+	if (key_bad(ctx, "promotion", "target_nodes") || key_bad(ctx, "tiers", "slow_nodes"))
+		return;
 	if (c->promotion.target == TARGET_FIXED && t->n == 0)
 		ctx_error(ctx, key_line(ctx, "promotion", "target"),
 			  "promotion.target: \"fixed\" needs promotion.target_nodes; allowed "
@@ -1031,15 +1052,14 @@ static int parse_text(struct parse_ctx *ctx, const char *text)
 	config_t lc;
 
 	config_init(&lc);
-	if (!config_read_string(&lc, text))
-		ctx_syntax_error(ctx, &lc);
-	else
+	if (config_read_string(&lc, text)) {
 		parse_group(ctx, config_root_setting(&lc), "");
-	config_destroy(&lc);
-	if (ctx->nerr == 0) {
 		check_tiers(ctx);
 		check_target(ctx);
+	} else {
+		ctx_syntax_error(ctx, &lc);
 	}
+	config_destroy(&lc);
 	return ctx->nerr ? -EINVAL : 0;
 }
 

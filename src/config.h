@@ -128,6 +128,9 @@ bool config_equal(const struct pghotd_config *a, const struct pghotd_config *b);
  * ("promotion.batch"). config_key_path returns -ERANGE past the end. */
 size_t config_key_count(void);
 int config_key_path(size_t i, char *buf, size_t size);
+/* True when key i has the same value in a and b (false past the end): lets a reload name the
+ * keys that changed. */
+bool config_key_equal(size_t i, const struct pghotd_config *a, const struct pghotd_config *b);
 
 const char *source_mode_name(enum source_mode m);
 const char *target_mode_name(enum target_mode m);
