@@ -71,7 +71,8 @@ int config_pub_register(struct config_pub *pub)
 	for (int i = 0; i < CONFIG_PUB_MAX_WORKERS; i++) {
 		if (pub->slot[i].used)
 			continue;
-		/* Relaxed: the worker thread is created after this, and thread creation orders it. */
+		/* Relaxed: the worker thread is created after this, and thread creation orders it.
+		 */
 		atomic_store_explicit(&pub->slot[i].seen,
 				      atomic_load_explicit(&pub->gen, memory_order_relaxed),
 				      memory_order_relaxed);

@@ -8,12 +8,12 @@ int notify_format_status(char *buf, size_t len, const struct status_info *s)
 {
 	if (s->nr_slow == 0)
 		return snprintf(buf, len, "idle: no slow memory tier; reload to re-detect");
-	return snprintf(buf, len, "%s%d source%s active%s%s%s; %d slow node%s; %llu pages promoted, %.1f MiB/s",
-			s->dry_run ? "dry run: " : "", s->active_sources,
-			s->active_sources == 1 ? "" : "s", s->active_sources ? " (" : "",
-			s->active_sources ? s->source_names : "", s->active_sources ? ")" : "",
-			s->nr_slow, s->nr_slow == 1 ? "" : "s",
-			(unsigned long long)s->promoted_pages, s->rate_mib_s);
+	return snprintf(
+	    buf, len, "%s%d source%s active%s%s%s; %d slow node%s; %llu pages promoted, %.1f MiB/s",
+	    s->dry_run ? "dry run: " : "", s->active_sources, s->active_sources == 1 ? "" : "s",
+	    s->active_sources ? " (" : "", s->active_sources ? s->source_names : "",
+	    s->active_sources ? ")" : "", s->nr_slow, s->nr_slow == 1 ? "" : "s",
+	    (unsigned long long)s->promoted_pages, s->rate_mib_s);
 }
 
 void notify_ready(const char *status)

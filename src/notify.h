@@ -7,11 +7,11 @@
 #include <stdint.h>
 
 struct status_info {
-	int active_sources;     /* sources running */
+	int active_sources;	  /* sources running */
 	const char *source_names; /* "abit,ibs" or "" */
-	int nr_slow;            /* slow-tier nodes in force */
+	int nr_slow;		  /* slow-tier nodes in force */
 	uint64_t promoted_pages;
-	double rate_mib_s;      /* promotion rate over the last refresh period */
+	double rate_mib_s; /* promotion rate over the last refresh period */
 	int dry_run;
 };
 

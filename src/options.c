@@ -10,17 +10,17 @@
 enum { OPT_CHECK = 0x100, OPT_PROBE, OPT_LOG, OPT_SYSFS, OPT_PROCFS, OPT_VERSION, OPT_REPLAY };
 
 static const struct option long_opts[] = {
-	{"config", required_argument, NULL, 'c'},
-	{"check-config", no_argument, NULL, OPT_CHECK},
-	{"probe", no_argument, NULL, OPT_PROBE},
-	{"replay", required_argument, NULL, OPT_REPLAY},
-	{"log", required_argument, NULL, OPT_LOG},
-	{"verbose", no_argument, NULL, 'v'},
-	{"sysfs-root", required_argument, NULL, OPT_SYSFS},
-	{"procfs-root", required_argument, NULL, OPT_PROCFS},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{NULL, 0, NULL, 0},
+    {"config", required_argument, NULL, 'c'},
+    {"check-config", no_argument, NULL, OPT_CHECK},
+    {"probe", no_argument, NULL, OPT_PROBE},
+    {"replay", required_argument, NULL, OPT_REPLAY},
+    {"log", required_argument, NULL, OPT_LOG},
+    {"verbose", no_argument, NULL, 'v'},
+    {"sysfs-root", required_argument, NULL, OPT_SYSFS},
+    {"procfs-root", required_argument, NULL, OPT_PROCFS},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
 };
 
 static int parse_log_target(const char *s, enum log_target *t)
@@ -49,11 +49,11 @@ static int set_mode(struct options *o, enum pghotd_mode m, char *msg, int len)
 int options_parse(int argc, char **argv, struct options *out, char *msg, int msg_len)
 {
 	struct options o = {
-		.mode = MODE_RUN,
-		.config_path = PGHOTD_DEFAULT_CONFIG,
-		.log_target = LOG_TARGET_AUTO,
-		.sysfs_root = "/sys",
-		.procfs_root = "/proc",
+	    .mode = MODE_RUN,
+	    .config_path = PGHOTD_DEFAULT_CONFIG,
+	    .log_target = LOG_TARGET_AUTO,
+	    .sysfs_root = "/sys",
+	    .procfs_root = "/proc",
 	};
 	int c, r = 0;
 
@@ -86,8 +86,8 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, int msg
 			break;
 		case OPT_LOG:
 			if (parse_log_target(optarg, &o.log_target) < 0) {
-				snprintf(msg, msg_len, "--log: '%s' is not one of auto, journal, stderr",
-					 optarg);
+				snprintf(msg, msg_len,
+					 "--log: '%s' is not one of auto, journal, stderr", optarg);
 				r = -EINVAL;
 			}
 			break;
@@ -118,20 +118,21 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, int msg
 
 void options_usage(const char *prog, void *file)
 {
-	fprintf(file,
-		"Usage: %s [OPTIONS]\n"
-		"Promote hot pages from slow memory tiers (CXL, CPU-less NUMA nodes) to fast DRAM.\n\n"
-		"  -c, --config FILE     configuration file (default %s)\n"
-		"      --check-config    validate the configuration, print it with defaults, exit\n"
-		"      --probe           print what this machine supports (sources, tiers), exit\n"
-		"      --replay FILE     run a perf.data recording through the policy, print what\n"
-		"                        would be promoted, move nothing\n"
-		"      --log TARGET      auto (journal when started by systemd), journal, stderr\n"
-		"  -v, --verbose         more log output (repeat for debug)\n"
-		"      --sysfs-root DIR  read sysfs from DIR (default /sys; for tests)\n"
-		"      --procfs-root DIR read procfs from DIR (default /proc; for tests)\n"
-		"  -h, --help            this text\n"
-		"      --version         print the version\n"
-		"See pghotd(8) and pghotd.conf(5).\n",
-		prog, PGHOTD_DEFAULT_CONFIG);
+	fprintf(
+	    file,
+	    "Usage: %s [OPTIONS]\n"
+	    "Promote hot pages from slow memory tiers (CXL, CPU-less NUMA nodes) to fast DRAM.\n\n"
+	    "  -c, --config FILE     configuration file (default %s)\n"
+	    "      --check-config    validate the configuration, print it with defaults, exit\n"
+	    "      --probe           print what this machine supports (sources, tiers), exit\n"
+	    "      --replay FILE     run a perf.data recording through the policy, print what\n"
+	    "                        would be promoted, move nothing\n"
+	    "      --log TARGET      auto (journal when started by systemd), journal, stderr\n"
+	    "  -v, --verbose         more log output (repeat for debug)\n"
+	    "      --sysfs-root DIR  read sysfs from DIR (default /sys; for tests)\n"
+	    "      --procfs-root DIR read procfs from DIR (default /proc; for tests)\n"
+	    "  -h, --help            this text\n"
+	    "      --version         print the version\n"
+	    "See pghotd(8) and pghotd.conf(5).\n",
+	    prog, PGHOTD_DEFAULT_CONFIG);
 }

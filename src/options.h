@@ -10,11 +10,11 @@
 enum pghotd_exit {
 	EXIT_OK = 0,
 	EXIT_FAILED = 1,      /* runtime failure not covered below */
-	EXIT_USAGE = 2,       /* bad command line */
+	EXIT_USAGE = 2,	      /* bad command line */
 	EXIT_CONFIG = 3,      /* configuration file missing, unreadable or invalid */
 	EXIT_PERMISSION = 4,  /* a privilege or capability the configuration needs is missing */
 	EXIT_UNSUPPORTED = 5, /* the system lacks what the configuration requires (NUMA sysfs,
-	                         a source set to "on") */
+				 a source set to "on") */
 };
 
 enum pghotd_mode { MODE_RUN, MODE_CHECK_CONFIG, MODE_PROBE, MODE_REPLAY, MODE_HELP, MODE_VERSION };
@@ -22,9 +22,9 @@ enum pghotd_mode { MODE_RUN, MODE_CHECK_CONFIG, MODE_PROBE, MODE_REPLAY, MODE_HE
 struct options {
 	enum pghotd_mode mode;
 	const char *config_path;
-	bool config_given;   /* --config was on the command line */
+	bool config_given; /* --config was on the command line */
 	enum log_target log_target;
-	int verbose;         /* count of -v */
+	int verbose; /* count of -v */
 	const char *sysfs_root;
 	const char *procfs_root;
 	const char *replay_path; /* --replay FILE */

@@ -115,11 +115,11 @@ static void test_register_refuses_beyond_capacity(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_worker_sees_new_config_after_swap),
-		cmocka_unit_test(test_old_config_kept_until_every_worker_moved_on),
-		cmocka_unit_test(test_stalled_worker_holds_every_later_config),
-		cmocka_unit_test(test_unregistered_worker_does_not_block_reclaim),
-		cmocka_unit_test(test_register_refuses_beyond_capacity),
+	    cmocka_unit_test(test_worker_sees_new_config_after_swap),
+	    cmocka_unit_test(test_old_config_kept_until_every_worker_moved_on),
+	    cmocka_unit_test(test_stalled_worker_holds_every_later_config),
+	    cmocka_unit_test(test_unregistered_worker_does_not_block_reclaim),
+	    cmocka_unit_test(test_register_refuses_beyond_capacity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,8 +15,8 @@
 #include "config_pub.h"
 
 #define WORKERS 3
-#define SWAPS 20000
-#define MAGIC 0x5eed
+#define SWAPS	20000
+#define MAGIC	0x5eed
 
 static atomic_bool stop;
 static _Atomic uint64_t bad_reads;
@@ -90,7 +90,7 @@ static void test_workers_never_see_a_freed_config(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_workers_never_see_a_freed_config),
+	    cmocka_unit_test(test_workers_never_see_a_freed_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -386,16 +386,19 @@ static void test_probe_reports_each_source(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_ready_then_clean_stop_on_sigterm, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sighup_applies_new_threshold, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_broken_file_on_sighup_keeps_old_config, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_watchdog_keepalives_when_asked, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_status_line_is_sent, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_config_at_start_exits_3_naming_file_and_line, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_missing_named_config_exits_3, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_check_config_prints_effective_config, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_usage_error_exits_2, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_probe_reports_each_source, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ready_then_clean_stop_on_sigterm, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sighup_applies_new_threshold, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_broken_file_on_sighup_keeps_old_config, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_watchdog_keepalives_when_asked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_status_line_is_sent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_config_at_start_exits_3_naming_file_and_line,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_missing_named_config_exits_3, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_check_config_prints_effective_config, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_usage_error_exits_2, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_probe_reports_each_source, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

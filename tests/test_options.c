@@ -11,8 +11,8 @@
 #include "notify.h"
 #include "options.h"
 
-#define ARGV(...) ((char *[]){"pghotd", __VA_ARGS__, NULL})
-#define ARGC(...) ((int)(sizeof((char *[]){"pghotd", __VA_ARGS__}) / sizeof(char *)))
+#define ARGV(...)	 ((char *[]){"pghotd", __VA_ARGS__, NULL})
+#define ARGC(...)	 ((int)(sizeof((char *[]){"pghotd", __VA_ARGS__}) / sizeof(char *)))
 #define PARSE(o, m, ...) options_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (o), (m), sizeof(m))
 
 static void test_defaults_run_with_default_config(void **state)
@@ -35,7 +35,8 @@ static void test_config_check_and_log_target(void **state)
 	struct options o;
 	char msg[128] = "";
 
-	assert_int_equal(PARSE(&o, msg, "--check-config", "-c", "/x.conf", "--log=journal", "-v", "-v"), 0);
+	assert_int_equal(
+	    PARSE(&o, msg, "--check-config", "-c", "/x.conf", "--log=journal", "-v", "-v"), 0);
 	assert_int_equal(o.mode, MODE_CHECK_CONFIG);
 	assert_string_equal(o.config_path, "/x.conf");
 	assert_true(o.config_given);
@@ -73,27 +74,32 @@ static void test_status_line_summarises_state(void **state)
 {
 	(void)state;
 	char buf[256];
-	struct status_info si = {.active_sources = 2, .source_names = "ibs,abit", .nr_slow = 1,
-				 .promoted_pages = 1234, .rate_mib_s = 3.25};
+	struct status_info si = {.active_sources = 2,
+				 .source_names = "ibs,abit",
+				 .nr_slow = 1,
+				 .promoted_pages = 1234,
+				 .rate_mib_s = 3.25};
 
 	notify_format_status(buf, sizeof(buf), &si);
-	assert_string_equal(buf, "2 sources active (ibs,abit); 1 slow node; 1234 pages promoted, 3.2 MiB/s");
+	assert_string_equal(
+	    buf, "2 sources active (ibs,abit); 1 slow node; 1234 pages promoted, 3.2 MiB/s");
 	si.nr_slow = 0;
 	notify_format_status(buf, sizeof(buf), &si);
 	assert_non_null(strstr(buf, "no slow memory tier"));
 	si = (struct status_info){.source_names = "", .nr_slow = 2, .dry_run = 1};
 	notify_format_status(buf, sizeof(buf), &si);
-	assert_string_equal(buf, "dry run: 0 sources active; 2 slow nodes; 0 pages promoted, 0.0 MiB/s");
+	assert_string_equal(buf,
+			    "dry run: 0 sources active; 2 slow nodes; 0 pages promoted, 0.0 MiB/s");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults_run_with_default_config),
-		cmocka_unit_test(test_config_check_and_log_target),
-		cmocka_unit_test(test_rejects_unknown_option_naming_it),
-		cmocka_unit_test(test_rejects_bad_log_target_and_missing_argument),
-		cmocka_unit_test(test_status_line_summarises_state),
+	    cmocka_unit_test(test_defaults_run_with_default_config),
+	    cmocka_unit_test(test_config_check_and_log_target),
+	    cmocka_unit_test(test_rejects_unknown_option_naming_it),
+	    cmocka_unit_test(test_rejects_bad_log_target_and_missing_argument),
+	    cmocka_unit_test(test_status_line_summarises_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
