@@ -1,1 +1,970 @@
-/* placeholder until the module lands */
+/* promoter: see promoter.h for the contract.
+ *
+ * Ownership of a candidate: once popped from the hot table, a page belongs to the promoter
+ * until it is settled with hot_table_done() exactly once. Between intervals it waits on the
+ * deferred list (rate limited, -EBUSY with retries left, -ENOMEM). The work array and the
+ * deferred list together never hold more than PROMOTER_WORK_MAX pages: a round pops only
+ * what both can still take, so re-deferring a page never overflows.
+ *
+ * Rate limit: the bucket is charged before the move with each page's real size and refunded
+ * for pages whose status says they did not move, so only what moved is paid for. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <numaif.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config_pub.h"
+#include "hot_table.h"
+#include "log.h"
+#include "procs.h"
+#include "promoter.h"
+#include "stats.h"
+#include "token_bucket.h"
+#include "topology.h"
+
+/* move_pages never writes this value: a status still holding it was not written. */
+#define STATUS_UNWRITTEN INT_MIN
+/* Rounds of pop-and-move per interval when the bucket allows: bounds one interval's work
+ * while letting an unlimited promoter keep up with a busy queue. */
+#define MAX_ROUNDS 4
+#define MIB	   (UINT64_C(1) << 20)
+
+struct work_item {
+	struct hot_candidate c;
+	pid_t pid;
+	uint16_t retries; /* -EBUSY outcomes so far */
+};
+
+struct interval_tally {
+	uint64_t moved, bytes, dry, dry_bytes, deferred, skipped, failed;
+};
+
+struct promoter {
+	struct promoter_deps d;
+	struct token_bucket bucket;
+	bool bucket_ready;
+	bool charged;	 /* pages being moved were paid for: refund the ones that fail */
+	bool limited;	 /* this interval ran out of tokens */
+	bool free_fresh; /* free memory refreshed this interval */
+	bool memo_valid; /* last pick_target() answer, valid within one placement query */
+	int memo_from, memo_where, memo_target;
+	bool paused[TOPO_MAX_NODES];
+
+	struct work_item *work;
+	size_t nr_work;
+	struct work_item *deferred;
+	size_t nr_deferred;
+	struct hot_candidate *pop;
+
+	/* Scratch for one move_pages call. */
+	void *addrs[PROMOTER_MAX_BATCH];
+	uint64_t vaddrs[PROMOTER_MAX_BATCH];
+	int nodes[PROMOTER_MAX_BATCH];
+	int status[PROMOTER_MAX_BATCH];
+	uint64_t sizes[PROMOTER_MAX_BATCH];
+	struct work_item *sel[PROMOTER_MAX_BATCH];
+	uint64_t node_pages[TOPO_MAX_NODES];
+	uint64_t node_bytes[TOPO_MAX_NODES];
+
+	struct interval_tally tally;
+	uint64_t base_page;
+
+	/* Thread. */
+	int efd;
+	atomic_bool kicked; /* a wake-up is pending in efd; saves a write per source record */
+	atomic_bool stop;
+	bool running;
+	pthread_t thread;
+	struct config_pub *pub;
+	int slot;
+};
+
+static unsigned batch_size(const struct pghotd_config *cfg)
+{
+	unsigned b = cfg->promotion.batch;
+
+	if (b == 0)
+		return 1;
+	return b > PROMOTER_MAX_BATCH ? PROMOTER_MAX_BATCH : b;
+}
+
+int promoter_new(const struct promoter_deps *deps, struct promoter **out)
+{
+	struct promoter *p;
+	long ps = sysconf(_SC_PAGESIZE);
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->d = *deps;
+	if (p->d.kick_mark == 0)
+		p->d.kick_mark = PROMOTER_MAX_BATCH;
+	p->base_page = ps > 0 ? (uint64_t)ps : 4096;
+	p->work = calloc(PROMOTER_WORK_MAX, sizeof(*p->work));
+	p->deferred = calloc(PROMOTER_WORK_MAX, sizeof(*p->deferred));
+	p->pop = calloc(PROMOTER_WORK_MAX, sizeof(*p->pop));
+	p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!p->work || !p->deferred || !p->pop || p->efd < 0) {
+		int r = p->efd < 0 ? -errno : -ENOMEM;
+
+		if (p->efd >= 0)
+			close(p->efd);
+		free(p->work);
+		free(p->deferred);
+		free(p->pop);
+		free(p);
+		return r;
+	}
+	atomic_init(&p->kicked, false);
+	atomic_init(&p->stop, false);
+	p->slot = -1;
+	*out = p;
+	return 0;
+}
+
+void promoter_free(struct promoter *p)
+{
+	uint64_t now;
+
+	if (!p)
+		return;
+	promoter_stop(p);
+	now = p->d.ops->now_ms(p->d.ops->ctx);
+	for (size_t i = 0; i < p->nr_deferred; i++)
+		hot_table_done(p->d.hot, &p->deferred[i].c, HOT_RETRY, now);
+	close(p->efd);
+	free(p->work);
+	free(p->deferred);
+	free(p->pop);
+	free(p);
+}
+
+size_t promoter_deferred(const struct promoter *p)
+{
+	return p->nr_deferred;
+}
+
+bool promoter_node_paused(const struct promoter *p, int node)
+{
+	return node >= 0 && node < TOPO_MAX_NODES && p->paused[node];
+}
+
+/* ---- settling ---------------------------------------------------------------------- */
+
+static void defer(struct promoter *p, const struct work_item *it)
+{
+	/* Cannot overflow: see the ownership note at the top. */
+	p->deferred[p->nr_deferred++] = *it;
+	p->tally.deferred++;
+}
+
+static void settle(struct promoter *p, const struct work_item *it, enum hot_outcome o, uint64_t now)
+{
+	hot_table_done(p->d.hot, &it->c, o, now);
+}
+
+static void settle_all(struct promoter *p, struct work_item **sel, size_t n, uint64_t now)
+{
+	for (size_t i = 0; i < n; i++)
+		settle(p, sel[i], HOT_DROP, now);
+}
+
+static void fail(struct promoter *p, const struct work_item *it, enum stat_fail_reason why,
+		 enum hot_outcome o, uint64_t now)
+{
+	stats_fail(p->d.stats, why, 1);
+	p->tally.failed++;
+	settle(p, it, o, now);
+}
+
+/* ---- target choice ----------------------------------------------------------------- */
+
+static void refresh_free_once(struct promoter *p, const struct pghotd_config *cfg)
+{
+	struct topology *t = p->d.topo;
+	int r;
+
+	if (p->free_fresh)
+		return;
+	p->free_fresh = true;
+	r = p->d.ops->refresh_free(p->d.ops->ctx, t);
+	if (r < 0)
+		log_warning_errno(r, "cannot refresh free memory, using the last reading");
+	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES; n++) {
+		if (!p->paused[n] || topology_free_percent(t, n) <= cfg->promotion.min_free_percent)
+			continue;
+		p->paused[n] = false;
+		log_info("node %d has %u%% free again, resuming promotion to it", n,
+			 topology_free_percent(t, n));
+	}
+}
+
+static bool node_usable(struct promoter *p, const struct pghotd_config *cfg, int n)
+{
+	const struct topology *t = p->d.topo;
+
+	if (n < 0 || n >= t->nr_nodes || n >= TOPO_MAX_NODES || !t->node[n].present)
+		return false;
+	if (p->paused[n])
+		return false;
+	/* A node whose size is unknown cannot be judged full. */
+	if (t->node[n].mem_total == 0)
+		return true;
+	return topology_free_percent(t, n) >= cfg->promotion.min_free_percent;
+}
+
+static int choose_target(struct promoter *p, const struct pghotd_config *cfg, int from, int where)
+{
+	int order[TOPO_MAX_NODES];
+	int n;
+
+	if (cfg->promotion.target == TARGET_FIXED) {
+		for (int i = 0; i < cfg->promotion.target_nodes.n; i++)
+			if (node_usable(p, cfg, cfg->promotion.target_nodes.node[i]))
+				return cfg->promotion.target_nodes.node[i];
+		return -1;
+	}
+	if (from < 0 || from >= p->d.topo->nr_nodes)
+		from = where;
+	n = topology_fast_nodes_by_distance(p->d.topo, from, order, TOPO_MAX_NODES);
+	for (int i = 0; i < n; i++)
+		if (node_usable(p, cfg, order[i]))
+			return order[i];
+	return -1;
+}
+
+/* Target for a page accessed from node `from` (or, when unknown, sitting on `where`);
+ * -1 when every candidate node is paused or too full. Remembers the last answer: node
+ * state only changes after a move, and select_slow() forgets it per chunk. */
+static int pick_target(struct promoter *p, const struct pghotd_config *cfg, int from, int where)
+{
+	refresh_free_once(p, cfg);
+	if (p->memo_valid && p->memo_from == from && p->memo_where == where)
+		return p->memo_target;
+	p->memo_from = from;
+	p->memo_where = where;
+	p->memo_valid = true;
+	p->memo_target = choose_target(p, cfg, from, where);
+	return p->memo_target;
+}
+
+static void pause_node(struct promoter *p, int node)
+{
+	if (node < 0 || node >= TOPO_MAX_NODES || p->paused[node])
+		return;
+	p->paused[node] = true;
+	stats_add(p->d.stats, ST_NODE_PAUSES, 1);
+	log_notice("node %d is full (move_pages -ENOMEM), pausing promotion to it", node);
+}
+
+/* ---- one move_pages call ----------------------------------------------------------- */
+
+static void flush_promoted(struct promoter *p)
+{
+	for (int n = 0; n < TOPO_MAX_NODES; n++) {
+		if (!p->node_pages[n])
+			continue;
+		stats_promoted(p->d.stats, n, p->node_pages[n], p->node_bytes[n]);
+		p->tally.moved += p->node_pages[n];
+		p->tally.bytes += p->node_bytes[n];
+		p->node_pages[n] = 0;
+		p->node_bytes[n] = 0;
+	}
+}
+
+/* Settles one page after a move by its status. can_defer: keep -EBUSY/-ENOMEM pages on
+ * the deferred list (run_once) rather than handing them back (promoter_move_batch). */
+static bool settle_status(struct promoter *p, const struct pghotd_config *cfg, struct work_item *it,
+			  int st, int target, uint64_t size, bool can_defer, uint64_t now)
+{
+	if (st == target) {
+		p->node_pages[target]++;
+		p->node_bytes[target] += size;
+		settle(p, it, HOT_PROMOTED, now);
+		return true;
+	}
+	if (p->charged)
+		token_bucket_refund(&p->bucket, size);
+	switch (st) {
+	case -EBUSY:
+		if (can_defer && it->retries < cfg->promotion.max_retries) {
+			stats_fail(p->d.stats, FAIL_BUSY, 1);
+			it->retries++;
+			defer(p, it);
+		} else {
+			fail(p, it, FAIL_BUSY, can_defer ? HOT_DROP : HOT_RETRY, now);
+		}
+		break;
+	case -ENOMEM:
+		pause_node(p, target);
+		if (can_defer) {
+			stats_fail(p->d.stats, FAIL_NOMEM, 1);
+			defer(p, it);
+		} else {
+			fail(p, it, FAIL_NOMEM, HOT_RETRY, now);
+		}
+		break;
+	case -EACCES:
+		fail(p, it, FAIL_SHARED, HOT_DROP, now);
+		break;
+	case -EFAULT:
+	case -ENOENT:
+		fail(p, it, FAIL_GONE, HOT_DROP, now);
+		break;
+	default:
+		/* Unwritten (not trusted), another node than asked, or an unknown error: the
+		 * page did not reach target; let the hot table offer it again. */
+		fail(p, it, FAIL_OTHER, st >= 0 || st == STATUS_UNWRITTEN ? HOT_RETRY : HOT_DROP,
+		     now);
+		break;
+	}
+	return false;
+}
+
+/* Moves p->sel[0..n) of pid to p->nodes[], sized p->sizes[]. Settles every page. Returns
+ * pages moved, or -ESRCH for a vanished process (the caller forgets it). */
+static long move_selected(struct promoter *p, const struct pghotd_config *cfg, pid_t pid, size_t n,
+			  bool can_defer, uint64_t now)
+{
+	long r, moved = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		p->addrs[i] = (void *)(uintptr_t)p->sel[i]->c.vaddr;
+		p->status[i] = STATUS_UNWRITTEN;
+	}
+	r = p->d.ops->move_pages(p->d.ops->ctx, pid, n, p->addrs, p->nodes, p->status,
+				 MPOL_MF_MOVE);
+	if (r == -ESRCH) {
+		settle_all(p, p->sel, n, now);
+		return r;
+	}
+	if (r < 0) {
+		bool retry = r != -EPERM && r != -EACCES;
+
+		log_warning_errno((int)r, "move_pages pid=%d (%zu pages) failed, %s", (int)pid, n,
+				  retry ? "retrying later" : "dropping them");
+		for (size_t i = 0; i < n; i++) {
+			if (p->charged)
+				token_bucket_refund(&p->bucket, p->sizes[i]);
+			fail(p, p->sel[i], FAIL_OTHER, retry ? HOT_RETRY : HOT_DROP, now);
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		moved += settle_status(p, cfg, p->sel[i], p->status[i], p->nodes[i], p->sizes[i],
+				       can_defer, now);
+	flush_promoted(p);
+	return moved;
+}
+
+static void fetch_sizes(struct promoter *p, pid_t pid, size_t n)
+{
+	int r;
+
+	for (size_t i = 0; i < n; i++)
+		p->vaddrs[i] = p->sel[i]->c.vaddr;
+	r = p->d.ops->page_sizes(p->d.ops->ctx, pid, p->vaddrs, n, p->sizes);
+	if (r >= 0)
+		return;
+	log_debug("page sizes of pid=%d unknown (%s), charging base pages", (int)pid, strerror(-r));
+	for (size_t i = 0; i < n; i++)
+		p->sizes[i] = p->base_page;
+}
+
+/* ---- one process chunk ------------------------------------------------------------- */
+
+/* ESRCH: settles rest[0..n) and every deferred page of the process, then forgets it.
+ * Everything we hold is settled first: forget_proc frees entries, and a later done() on a
+ * freed slot could land on a reused one. */
+static void forget_process(struct promoter *p, uint32_t proc, pid_t pid, struct work_item *rest,
+			   size_t n, uint64_t now)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		settle(p, &rest[i], HOT_DROP, now);
+	for (size_t i = 0; i < p->nr_deferred; i++) {
+		if (p->deferred[i].c.proc == proc)
+			settle(p, &p->deferred[i], HOT_DROP, now);
+		else
+			p->deferred[k++] = p->deferred[i];
+	}
+	p->nr_deferred = k;
+	stats_fail(p->d.stats, FAIL_NOPROC, 1);
+	hot_table_forget_proc(p->d.hot, proc);
+	procs_forget(p->d.procs, proc);
+	stats_add(p->d.stats, ST_PROCESSES_FORGOTTEN, 1);
+	log_info("pid=%d is gone, forgetting its pages", (int)pid);
+}
+
+/* Placement query: keeps in p->sel the pages still on a slow node that have a target (in
+ * p->nodes), settles the rest. Returns how many were kept, or -ESRCH (none settled). */
+static long select_slow(struct promoter *p, const struct pghotd_config *cfg,
+			struct work_item *items, size_t n, uint64_t now)
+{
+	pid_t pid = items[0].pid;
+	size_t k = 0;
+	long r;
+
+	for (size_t i = 0; i < n; i++) {
+		p->addrs[i] = (void *)(uintptr_t)items[i].c.vaddr;
+		p->status[i] = STATUS_UNWRITTEN;
+	}
+	r = p->d.ops->move_pages(p->d.ops->ctx, pid, n, p->addrs, NULL, p->status, 0);
+	if (r == -ESRCH) {
+		for (size_t i = 0; i < n; i++)
+			settle(p, &items[i], HOT_DROP, now);
+		return r;
+	}
+	if (r < 0) {
+		log_warning_errno((int)r, "placement query of pid=%d failed, retrying later",
+				  (int)pid);
+		for (size_t i = 0; i < n; i++)
+			fail(p, &items[i], FAIL_OTHER, HOT_RETRY, now);
+		return 0;
+	}
+	p->memo_valid = false;
+	for (size_t i = 0; i < n; i++) {
+		int st = p->status[i], target;
+
+		if (st == STATUS_UNWRITTEN) {
+			fail(p, &items[i], FAIL_OTHER, HOT_RETRY, now);
+		} else if (st == -EFAULT || st == -ENOENT) {
+			fail(p, &items[i], FAIL_GONE, HOT_DROP, now);
+		} else if (st < 0) {
+			fail(p, &items[i], FAIL_OTHER, HOT_DROP, now);
+		} else if (!topology_node_is_slow(p->d.topo, st)) {
+			stats_add(p->d.stats, ST_PROMOTE_SKIPPED_FAST, 1);
+			p->tally.skipped++;
+			settle(p, &items[i], HOT_DROP, now);
+		} else if ((target = pick_target(p, cfg, items[i].c.node, st)) < 0) {
+			/* Every target is full or paused: give the page back to counting. */
+			settle(p, &items[i], HOT_RETRY, now);
+		} else {
+			p->sel[k] = &items[i];
+			p->nodes[k++] = target;
+		}
+	}
+	return (long)k;
+}
+
+/* Takes tokens for p->sel[0..n) in order; defers from the first page the bucket cannot pay
+ * for. Returns how many were paid for. */
+static size_t charge(struct promoter *p, size_t n)
+{
+	size_t paid = 0;
+
+	while (paid < n && token_bucket_take(&p->bucket, p->sizes[paid]))
+		paid++;
+	if (paid < n) {
+		p->limited = true;
+		stats_add(p->d.stats, ST_PROMOTE_RATE_LIMITED, n - paid);
+		for (size_t i = paid; i < n; i++)
+			defer(p, p->sel[i]);
+	}
+	return paid;
+}
+
+static void dry_run(struct promoter *p, size_t n, uint64_t now)
+{
+	for (size_t i = 0; i < n; i++) {
+		log_debug("would promote pid=%d addr=0x%" PRIx64 " to node %d", (int)p->sel[i]->pid,
+			  p->sel[i]->c.vaddr, p->nodes[i]);
+		p->tally.dry_bytes += p->sizes[i];
+		/* Settled as promoted so the cooldown spaces out repeated decisions. */
+		settle(p, p->sel[i], HOT_PROMOTED, now);
+	}
+	stats_add(p->d.stats, ST_PROMOTE_DRY_RUN, n);
+	p->tally.dry += n;
+}
+
+static long process_chunk(struct promoter *p, const struct pghotd_config *cfg,
+			  struct work_item *items, size_t n, uint64_t now)
+{
+	long k = select_slow(p, cfg, items, n, now);
+	size_t paid;
+
+	if (k <= 0)
+		return k;
+	fetch_sizes(p, items[0].pid, (size_t)k);
+	paid = charge(p, (size_t)k);
+	if (paid == 0)
+		return 0;
+	if (cfg->dry_run) {
+		dry_run(p, paid, now);
+		return (long)paid;
+	}
+	p->charged = true;
+	return move_selected(p, cfg, items[0].pid, paid, true, now);
+}
+
+/* ---- one interval ------------------------------------------------------------------ */
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct work_item *x = a, *y = b;
+
+	if (x->c.proc != y->c.proc)
+		return x->c.proc < y->c.proc ? -1 : 1;
+	if (x->c.vaddr != y->c.vaddr)
+		return x->c.vaddr < y->c.vaddr ? -1 : 1;
+	return 0;
+}
+
+static bool work_sorted(const struct promoter *p)
+{
+	for (size_t i = 1; i < p->nr_work; i++)
+		if (item_cmp(&p->work[i - 1], &p->work[i]) > 0)
+			return false;
+	return true;
+}
+
+/* Drops pages of processes that are gone; fills in pids. */
+static void resolve_pids(struct promoter *p, uint64_t now)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->nr_work; i++) {
+		struct work_item *it = &p->work[i];
+
+		if (procs_pid(p->d.procs, it->c.proc, &it->pid) < 0) {
+			fail(p, it, FAIL_NOPROC, HOT_DROP, now);
+			continue;
+		}
+		p->work[k++] = *it;
+	}
+	p->nr_work = k;
+}
+
+/* Fills the work array: deferred pages first (first round only), then the queue. Returns
+ * how many were popped. */
+static size_t gather(struct promoter *p, bool first_round)
+{
+	size_t room, got;
+
+	p->nr_work = 0;
+	if (first_round) {
+		memcpy(p->work, p->deferred, p->nr_deferred * sizeof(*p->work));
+		p->nr_work = p->nr_deferred;
+		p->nr_deferred = 0;
+	}
+	room = PROMOTER_WORK_MAX - p->nr_work - p->nr_deferred;
+	got = hot_table_pop(p->d.hot, p->pop, room);
+	for (size_t i = 0; i < got; i++)
+		p->work[p->nr_work++] = (struct work_item){.c = p->pop[i]};
+	stats_add(p->d.stats, ST_PROMOTE_CANDIDATES, got);
+	return got;
+}
+
+/* Walks the sorted work array one process and one batch at a time. */
+static long process_work(struct promoter *p, const struct pghotd_config *cfg, uint64_t now)
+{
+	unsigned batch = batch_size(cfg);
+	long moved = 0;
+	size_t i = 0;
+
+	while (i < p->nr_work) {
+		size_t end = i, n;
+		long r;
+
+		while (end < p->nr_work && p->work[end].c.proc == p->work[i].c.proc)
+			end++;
+		if (token_bucket_exhausted(&p->bucket) || p->limited) {
+			p->limited = true;
+			stats_add(p->d.stats, ST_PROMOTE_RATE_LIMITED, end - i);
+			for (; i < end; i++)
+				defer(p, &p->work[i]);
+			continue;
+		}
+		n = end - i < batch ? end - i : batch;
+		r = process_chunk(p, cfg, &p->work[i], n, now);
+		if (r == -ESRCH) {
+			forget_process(p, p->work[i].c.proc, p->work[i].pid, &p->work[i + n],
+				       end - i - n, now);
+			i = end;
+			continue;
+		}
+		moved += r;
+		i += n;
+	}
+	return moved;
+}
+
+static void begin_interval(struct promoter *p, const struct pghotd_config *cfg, uint64_t now)
+{
+	uint64_t rate = (uint64_t)cfg->promotion.rate_limit_mbps * MIB;
+	/* Burst: one interval's worth, so an idle spell cannot bank a flood. */
+	uint64_t burst = rate / 1000 * cfg->promotion.interval_ms +
+			 rate % 1000 * cfg->promotion.interval_ms / 1000;
+
+	if (!p->bucket_ready)
+		token_bucket_init(&p->bucket, rate, burst, now);
+	p->bucket_ready = true;
+	token_bucket_configure(&p->bucket, rate, burst);
+	token_bucket_refill(&p->bucket, now);
+	memset(&p->tally, 0, sizeof(p->tally));
+	p->limited = false;
+	p->free_fresh = false;
+}
+
+static void log_interval(const struct promoter *p)
+{
+	const struct interval_tally *t = &p->tally;
+
+	if (t->dry)
+		log_info("dry run: would promote %" PRIu64 " pages (%" PRIu64
+			 " KiB), deferred %" PRIu64 ", skipped %" PRIu64 ", failed %" PRIu64,
+			 t->dry, t->dry_bytes >> 10, t->deferred, t->skipped, t->failed);
+	else if (t->moved || t->deferred || t->failed)
+		log_info("promoted %" PRIu64 " pages (%" PRIu64 " KiB), deferred %" PRIu64
+			 ", skipped %" PRIu64 ", failed %" PRIu64,
+			 t->moved, t->bytes >> 10, t->deferred, t->skipped, t->failed);
+}
+
+int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint64_t now_ms)
+{
+	long moved = 0;
+
+	begin_interval(p, cfg, now_ms);
+	for (int round = 0; round < MAX_ROUNDS && !p->limited; round++) {
+		size_t popped = gather(p, round == 0);
+
+		if (p->nr_work == 0)
+			break;
+		resolve_pids(p, now_ms);
+		if (!work_sorted(p))
+			qsort(p->work, p->nr_work, sizeof(*p->work), item_cmp);
+		moved += process_work(p, cfg, now_ms);
+		p->nr_work = 0;
+		if (popped == 0)
+			break;
+	}
+	log_interval(p);
+	return moved > INT_MAX ? INT_MAX : (int)moved;
+}
+
+int promoter_move_batch(struct promoter *p, const struct pghotd_config *cfg, pid_t pid,
+			const struct hot_candidate *c, size_t n, int target, int *status,
+			bool settle_it, uint64_t now_ms)
+{
+	struct work_item items[PROMOTER_MAX_BATCH];
+	long r;
+
+	if (n > PROMOTER_MAX_BATCH || target < 0 || target >= TOPO_MAX_NODES)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		items[i] = (struct work_item){.c = c[i], .pid = pid};
+		p->sel[i] = &items[i];
+		p->nodes[i] = target;
+	}
+	fetch_sizes(p, pid, n);
+	if (!settle_it) {
+		/* No hot table behind the candidates: count nothing, report statuses only. */
+		for (size_t i = 0; i < n; i++) {
+			p->addrs[i] = (void *)(uintptr_t)c[i].vaddr;
+			status[i] = STATUS_UNWRITTEN;
+		}
+		r = p->d.ops->move_pages(p->d.ops->ctx, pid, n, p->addrs, p->nodes, status,
+					 MPOL_MF_MOVE);
+		if (r < 0)
+			return (int)r;
+		r = 0;
+		for (size_t i = 0; i < n; i++)
+			r += status[i] == target;
+		return (int)r;
+	}
+	memset(&p->tally, 0, sizeof(p->tally));
+	p->charged = false;
+	r = move_selected(p, cfg, pid, n, false, now_ms);
+	memcpy(status, p->status, n * sizeof(*status));
+	if (r == -ESRCH && n > 0)
+		forget_process(p, c[0].proc, pid, NULL, 0, now_ms);
+	return (int)r;
+}
+
+/* ---- thread ------------------------------------------------------------------------ */
+
+void promoter_kick(struct promoter *p)
+{
+	uint64_t one = 1;
+
+	/* acq_rel: pairs with the release store that clears the flag in wait_interval(); only
+	 * the kicker that flips it writes, so a busy queue costs one syscall per wake-up. */
+	if (atomic_exchange_explicit(&p->kicked, true, memory_order_acq_rel))
+		return;
+	if (write(p->efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is saturated, a wake-up is pending anyway. */
+	}
+}
+
+void promoter_kick_if_full(struct promoter *p)
+{
+	if (hot_table_queued(p->d.hot) >= p->d.kick_mark)
+		promoter_kick(p);
+}
+
+static bool stopping(struct promoter *p)
+{
+	/* acquire: pairs with the release store in promoter_stop(). */
+	return atomic_load_explicit(&p->stop, memory_order_acquire);
+}
+
+/* Sleeps until the next interval, or until kicked unless this interval was rate limited
+ * (waking early then would only find an empty bucket). */
+static void wait_interval(struct promoter *p, unsigned interval_ms)
+{
+	uint64_t start = p->d.ops->now_ms(p->d.ops->ctx);
+	uint64_t deadline = start + interval_ms, now = start;
+
+	while (!stopping(p) && now < deadline) {
+		struct pollfd pfd = {.fd = p->efd, .events = POLLIN};
+		uint64_t drain;
+		int r = poll(&pfd, 1, (int)(deadline - now));
+
+		if (r < 0 && errno != EINTR) {
+			log_warning_errno(errno, "promoter poll failed");
+			return;
+		}
+		if (r > 0) {
+			/* release: pairs with the acq_rel exchange in promoter_kick(). Cleared
+			 * before draining, so a kick landing in between is not lost. */
+			atomic_store_explicit(&p->kicked, false, memory_order_release);
+			if (read(p->efd, &drain, sizeof(drain)) < 0) {
+				/* EAGAIN: another reader cannot exist; nothing to drain. */
+			}
+			if (!p->limited)
+				return;
+		}
+		now = p->d.ops->now_ms(p->d.ops->ctx);
+	}
+}
+
+static void *promoter_thread(void *arg)
+{
+	struct promoter *p = arg;
+
+	while (!stopping(p)) {
+		const struct pghotd_config *cfg = config_pub_get(p->pub, p->slot);
+		int r = promoter_run_once(p, cfg, p->d.ops->now_ms(p->d.ops->ctx));
+
+		if (r < 0)
+			log_warning_errno(r, "promotion interval failed");
+		wait_interval(p, cfg->promotion.interval_ms ? cfg->promotion.interval_ms : 1);
+	}
+	return NULL;
+}
+
+int promoter_start(struct promoter *p, struct config_pub *pub)
+{
+	int slot, r;
+
+	if (p->running)
+		return -EALREADY;
+	slot = config_pub_register(pub);
+	if (slot < 0)
+		return log_error_errno(slot, "cannot register the promoter with the config");
+	p->pub = pub;
+	p->slot = slot;
+	atomic_store_explicit(&p->stop, false, memory_order_relaxed); /* thread not started */
+	r = pthread_create(&p->thread, NULL, promoter_thread, p);
+	if (r != 0) {
+		config_pub_unregister(pub, slot);
+		p->slot = -1;
+		return log_error_errno(r, "cannot start the promoter thread");
+	}
+	p->running = true;
+	return 0;
+}
+
+void promoter_stop(struct promoter *p)
+{
+	uint64_t one = 1;
+
+	if (!p->running)
+		return;
+	/* release: pairs with the acquire load in stopping(). */
+	atomic_store_explicit(&p->stop, true, memory_order_release);
+	if (write(p->efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: a wake-up is already pending. */
+	}
+	pthread_join(p->thread, NULL);
+	config_pub_unregister(p->pub, p->slot);
+	p->slot = -1;
+	p->running = false;
+}
+
+/* ---- real ops ---------------------------------------------------------------------- */
+
+static long real_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages,
+			    const int *nodes, int *status, int flags)
+{
+	long r;
+
+	(void)ctx;
+	r = move_pages(pid, count, pages, nodes, status, flags);
+	return r < 0 ? -errno : r;
+}
+
+static uint64_t real_now_ms(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int real_refresh_free(void *ctx, struct topology *t)
+{
+	(void)ctx;
+	return topology_refresh_free(t);
+}
+
+/* PAGEMAP_SCAN (Linux 6.7) is missing from bookworm's 6.1 uapi headers. */
+#ifndef PAGEMAP_SCAN
+struct page_region {
+	uint64_t start, end, categories;
+};
+struct pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#define PAGE_IS_HUGE (1 << 6)
+#endif
+
+#define KPF_HUGE    17
+#define KPF_THP	    22
+#define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
+#define PM_PRESENT  (UINT64_C(1) << 63)
+/* Addresses further apart than this get separate scans: the scan walks the gap. */
+#define SCAN_GAP (UINT64_C(2) << 20)
+#define SCAN_VEC 64
+
+struct size_ctx {
+	uint64_t base, huge;
+};
+
+/* One PAGEMAP_SCAN over [addrs[0], addrs[n-1]] (ascending): marks huge-mapped addresses. */
+static int scan_cluster(int fd, const struct size_ctx *z, const uint64_t *addrs, size_t n,
+			uint64_t *sizes)
+{
+	struct page_region vec[SCAN_VEC];
+	uint64_t end = (addrs[n - 1] & ~(z->base - 1)) + z->base;
+	struct pm_scan_arg a = {
+	    .size = sizeof(a),
+	    .start = addrs[0] & ~(z->base - 1),
+	    .end = end,
+	    .vec = (uintptr_t)vec,
+	    .vec_len = SCAN_VEC,
+	    .category_mask = PAGE_IS_HUGE,
+	    .return_mask = PAGE_IS_HUGE,
+	};
+	size_t i = 0;
+
+	for (;;) {
+		int got = ioctl(fd, PAGEMAP_SCAN, &a);
+
+		if (got < 0)
+			return -errno;
+		for (int v = 0; v < got; v++) {
+			while (i < n && addrs[i] < vec[v].start)
+				i++;
+			for (; i < n && addrs[i] < vec[v].end; i++)
+				sizes[i] = z->huge;
+		}
+		if (got < SCAN_VEC || a.walk_end >= end || a.walk_end <= a.start)
+			return 0;
+		a.start = a.walk_end;
+	}
+}
+
+static int sizes_by_scan(int fd, const struct size_ctx *z, const uint64_t *addrs, size_t n,
+			 uint64_t *sizes)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t j = i + 1;
+		int r;
+
+		while (j < n && addrs[j] >= addrs[j - 1] && addrs[j] - addrs[j - 1] <= SCAN_GAP)
+			j++;
+		r = scan_cluster(fd, z, addrs + i, j - i, sizes + i);
+		if (r < 0)
+			return r;
+		i = j;
+	}
+	return 0;
+}
+
+/* Kernels before 6.7: pagemap gives the PFN, kpageflags says whether it is a THP. Needs
+ * CAP_SYS_ADMIN (PFNs read as 0 otherwise, and such pages stay at the base size). */
+static int sizes_by_kpageflags(int fd, const struct size_ctx *z, const uint64_t *addrs, size_t n,
+			       uint64_t *sizes)
+{
+	int kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+
+	if (kfd < 0)
+		return -errno;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pme, flags;
+
+		if (pread(fd, &pme, sizeof(pme), (off_t)(addrs[i] / z->base * 8)) != sizeof(pme))
+			continue;
+		if (!(pme & PM_PRESENT) || !(pme & PM_PFN_MASK))
+			continue;
+		if (pread(kfd, &flags, sizeof(flags), (off_t)((pme & PM_PFN_MASK) * 8)) !=
+		    sizeof(flags))
+			continue;
+		if (flags & ((UINT64_C(1) << KPF_THP) | (UINT64_C(1) << KPF_HUGE)))
+			sizes[i] = z->huge;
+	}
+	close(kfd);
+	return 0;
+}
+
+static int real_page_sizes(void *ctx, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *sizes)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	struct size_ctx z;
+	char path[64];
+	int fd, r;
+
+	(void)ctx;
+	z.base = ps > 0 ? (uint64_t)ps : 4096;
+	/* A PMD maps one page table page of 8-byte entries: 2 MiB with 4 KiB pages. */
+	z.huge = z.base * (z.base / 8);
+	for (size_t i = 0; i < n; i++)
+		sizes[i] = z.base;
+	if (n == 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = sizes_by_scan(fd, &z, addrs, n, sizes);
+	if (r == -ENOTTY || r == -EINVAL)
+		r = sizes_by_kpageflags(fd, &z, addrs, n, sizes);
+	close(fd);
+	return r;
+}
+
+const struct promoter_ops promoter_real_ops = {
+    .move_pages = real_move_pages,
+    .now_ms = real_now_ms,
+    .refresh_free = real_refresh_free,
+    .page_sizes = real_page_sizes,
+    .ctx = NULL,
+};
