@@ -1,0 +1,122 @@
+/* proc_filter: process selection by command name, cgroup and resident set size. */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc_filter.h"
+
+/* Reads a whole small procfs file into buf (NUL-terminated); -errno on failure. */
+static int read_small(const char *procfs_root, pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/%s", procfs_root, (int)pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+static void parse_cgroup(const char *text, char *out, size_t len)
+{
+	const char *p = strstr(text, "0::");
+
+	out[0] = '\0';
+	if (p && (p == text || p[-1] == '\n')) {
+		size_t l = strcspn(p + 3, "\n");
+		if (l >= len)
+			l = len - 1;
+		memcpy(out, p + 3, l);
+		out[l] = '\0';
+	}
+}
+
+int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out)
+{
+	struct proc_info info = {0};
+	char buf[1024];
+	unsigned long long size = 0, resident = 0;
+	int r = read_small(procfs_root, pid, "comm", buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
+	buf[strcspn(buf, "\n")] = '\0';
+	buf[sizeof(info.comm) - 1] = '\0'; /* comm is at most 16 bytes; never overflow */
+	memcpy(info.comm, buf, strlen(buf) + 1);
+	if (read_small(procfs_root, pid, "cgroup", buf, sizeof(buf)) >= 0)
+		parse_cgroup(buf, info.cgroup, sizeof(info.cgroup));
+	r = read_small(procfs_root, pid, "statm", buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
+		return -EINVAL;
+	info.kernel_thread = size == 0;
+	info.rss_bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+	*out = info;
+	return 0;
+}
+
+static bool cgroup_match(const char *pattern, const char *path)
+{
+	char prefix[512];
+	size_t l = strlen(path);
+
+	if (fnmatch(pattern, path, 0) == 0)
+		return true;
+	/* A pattern naming a cgroup covers its descendants: try every ancestor of path. */
+	while (l > 1) {
+		while (l > 0 && path[l - 1] != '/')
+			l--;
+		if (l <= 1 || l >= sizeof(prefix))
+			break;
+		memcpy(prefix, path, l - 1);
+		prefix[l - 1] = '\0';
+		if (fnmatch(pattern, prefix, 0) == 0)
+			return true;
+		l--;
+	}
+	return false;
+}
+
+static bool any_match(const struct pattern_list *l, const char *s, bool cgroup)
+{
+	for (int i = 0; i < l->n; i++) {
+		if (cgroup ? cgroup_match(l->item[i], s) : fnmatch(l->item[i], s, 0) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool proc_filter_match(const struct pghotd_config *cfg, const struct proc_info *info)
+{
+	if (info->kernel_thread)
+		return false;
+	if (cfg->processes.include_comm.n &&
+	    !any_match(&cfg->processes.include_comm, info->comm, false))
+		return false;
+	if (cfg->processes.include_cgroup.n &&
+	    !any_match(&cfg->processes.include_cgroup, info->cgroup, true))
+		return false;
+	if (any_match(&cfg->processes.exclude_comm, info->comm, false) ||
+	    any_match(&cfg->processes.exclude_cgroup, info->cgroup, true))
+		return false;
+	return info->rss_bytes >= (uint64_t)cfg->processes.min_rss_mb << 20;
+}
+
+bool proc_filter_selects_all(const struct pghotd_config *cfg)
+{
+	return !cfg->processes.include_comm.n && !cfg->processes.include_cgroup.n &&
+	       !cfg->processes.exclude_comm.n && !cfg->processes.exclude_cgroup.n &&
+	       cfg->processes.min_rss_mb == 0;
+}

@@ -1,0 +1,140 @@
+/* Process selection: globs on command name and cgroup (with descendants), RSS floor, and
+ * reading the facts from a procfs fixture. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "proc_filter.h"
+
+static struct pghotd_config *load(const char *text)
+{
+	struct pghotd_config *cfg = NULL;
+	struct config_errors errs = {0};
+
+	if (config_load_string(text, "test.conf", &cfg, &errs) < 0) {
+		for (int i = 0; i < errs.n; i++)
+			fprintf(stderr, "%s\n", errs.msg[i]);
+		fail();
+	}
+	return cfg;
+}
+
+static const struct proc_info db = {
+    .comm = "postgres", .cgroup = "/system.slice/pg.service/main", .rss_bytes = 512ull << 20};
+static const struct proc_info shell = {
+    .comm = "bash", .cgroup = "/user.slice/user-0.slice", .rss_bytes = 4ull << 20};
+
+static void test_defaults_select_every_user_process(void **state)
+{
+	(void)state;
+	struct pghotd_config *cfg = load("");
+	struct proc_info kthread = {.comm = "kswapd0", .kernel_thread = true};
+
+	assert_true(proc_filter_selects_all(cfg));
+	assert_true(proc_filter_match(cfg, &db));
+	assert_true(proc_filter_match(cfg, &shell));
+	assert_false(proc_filter_match(cfg, &kthread));
+	config_free(cfg);
+}
+
+static void test_include_comm_glob(void **state)
+{
+	(void)state;
+	struct pghotd_config *cfg =
+	    load("processes: { include_comm = [\"post*\", \"redis-server\"]; };");
+
+	assert_false(proc_filter_selects_all(cfg));
+	assert_true(proc_filter_match(cfg, &db));
+	assert_false(proc_filter_match(cfg, &shell));
+	config_free(cfg);
+}
+
+static void test_cgroup_pattern_covers_descendants(void **state)
+{
+	(void)state;
+	struct pghotd_config *cfg =
+	    load("processes: { include_cgroup = [\"/system.slice/pg.service\"]; };");
+
+	assert_true(proc_filter_match(cfg, &db));
+	assert_false(proc_filter_match(cfg, &shell));
+	config_free(cfg);
+	cfg = load("processes: { exclude_cgroup = [\"/user.slice\"]; };");
+	assert_true(proc_filter_match(cfg, &db));
+	assert_false(proc_filter_match(cfg, &shell));
+	config_free(cfg);
+}
+
+static void test_exclude_wins_and_rss_floor(void **state)
+{
+	(void)state;
+	struct pghotd_config *cfg =
+	    load("processes: { include_comm = [\"*\"]; exclude_comm = [\"bash\"]; };");
+
+	assert_true(proc_filter_match(cfg, &db));
+	assert_false(proc_filter_match(cfg, &shell));
+	config_free(cfg);
+	cfg = load("processes: { min_rss_mb = 100; };");
+	assert_true(proc_filter_match(cfg, &db));
+	assert_false(proc_filter_match(cfg, &shell));
+	config_free(cfg);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_reads_comm_cgroup_and_rss_from_procfs(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/pghotd-procfs-XXXXXX", dir[512];
+	struct proc_info info = {0};
+
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/4242", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put(dir, "comm", "memcached\n");
+	put(dir, "cgroup", "0::/system.slice/memcached.service\n");
+	put(dir, "statm", "50000 2560 100 10 0 400 0\n");
+	assert_int_equal(proc_info_read(root, 4242, &info), 0);
+	assert_string_equal(info.comm, "memcached");
+	assert_string_equal(info.cgroup, "/system.slice/memcached.service");
+	assert_int_equal(info.rss_bytes, 2560ull * (uint64_t)sysconf(_SC_PAGESIZE));
+	assert_false(info.kernel_thread);
+	assert_int_equal(proc_info_read(root, 4243, &info), -ESRCH);
+	assert_string_equal(info.comm, "memcached"); /* untouched on failure */
+	assert_int_equal(proc_info_read("/proc", getpid(), &info), 0);
+	assert_true(info.rss_bytes > 0);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults_select_every_user_process),
+	    cmocka_unit_test(test_include_comm_glob),
+	    cmocka_unit_test(test_cgroup_pattern_covers_descendants),
+	    cmocka_unit_test(test_exclude_wins_and_rss_floor),
+	    cmocka_unit_test(test_reads_comm_cgroup_and_rss_from_procfs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
