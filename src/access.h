@@ -24,17 +24,22 @@ struct access_event {
 	enum access_kind kind;
 };
 
-/* deliver() is called from the source's own thread, with a batch of n events. */
+struct pghotd_config;
+
+/* deliver() is called from the source's own thread, with a batch of n events and the config
+ * the source got from config_pub_get() at the top of its current loop iteration (the sink
+ * uses it only during the call: threshold, window, process selection). */
 struct access_sink {
-	void (*deliver)(void *ctx, const struct access_event *ev, size_t n);
+	void (*deliver)(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
+			size_t n);
 	void *ctx;
 };
 
-static inline void access_deliver(const struct access_sink *s, const struct access_event *ev,
-				  size_t n)
+static inline void access_deliver(const struct access_sink *s, const struct pghotd_config *cfg,
+				  const struct access_event *ev, size_t n)
 {
 	if (n)
-		s->deliver(s->ctx, ev, n);
+		s->deliver(s->ctx, cfg, ev, n);
 }
 
 #endif
