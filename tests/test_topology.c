@@ -496,6 +496,32 @@ static void sparse_cpulist_leaves_gaps_absent(void **state)
 	topology_free(t);
 }
 
+static void cpu_equidistant_from_two_fast_nodes_takes_the_lower_id(void **state)
+{
+	struct pghotd_config cfg = {0};
+	struct topology *t = NULL;
+
+	/* Three nodes, all with CPUs; node 2 made slow by the config, 50 from both others. */
+	put(*state, "devices/system/node/online", "0-2\n");
+	put(*state, "devices/system/node/node0/distance", "10 40 50\n");
+	put(*state, "devices/system/node/node1/distance", "40 10 50\n");
+	put(*state, "devices/system/node/node1/cpulist", "2\n");
+	put(*state, "devices/system/node/node2/cpulist", "4\n");
+	put(*state, "devices/system/node/node2/distance", "50 50 10\n");
+	put(*state, "devices/system/node/node2/meminfo",
+	    "Node 2 MemTotal:        1048576 kB\nNode 2 MemFree:         1048576 kB\n");
+	put(*state, "devices/virtual/memory_tiering/memory_tier4/nodelist", "0-2\n");
+	drop(*state, "devices/virtual/memory_tiering/memory_tier22/nodelist");
+	drop_dir(*state, "devices/virtual/memory_tiering/memory_tier22");
+	assert_int_equal(topology_load(*state, &t), 0);
+	assert_int_equal(topology_nr_slow(t), 0);
+	set_list(&cfg.tiers.slow_nodes, 1, (int[]){2});
+	assert_int_equal(topology_apply_config(t, &cfg), 0);
+	assert_int_equal(t->cpu_fast_node[4], 0);
+	assert_int_equal(t->cpu_fast_node[2], 1);
+	topology_free(t);
+}
+
 /* --- refresh --- */
 
 static void refresh_free_picks_up_new_meminfo(void **state)
@@ -597,6 +623,7 @@ int main(void)
 	    TREE_TEST(missing_block_map_leaves_pfns_unmapped),
 	    TREE_TEST(missing_tiering_dir_falls_back_to_cpuless),
 	    TREE_TEST(sparse_cpulist_leaves_gaps_absent),
+	    TREE_TEST(cpu_equidistant_from_two_fast_nodes_takes_the_lower_id),
 	    TREE_TEST(refresh_free_picks_up_new_meminfo),
 	    TREE_TEST(refresh_failure_changes_no_node),
 	    cmocka_unit_test(describe_names_tier_source_and_each_node),
