@@ -278,13 +278,19 @@ int config_key_path(size_t i, char *buf, size_t size)
 
 /* ---- errors ---- */
 
+/* A position in the input: the top file, or an @include'd one. line 0: unknown. */
+struct where {
+	const char *file;
+	int line;
+};
+
 struct parse_ctx {
 	const char *name; /* file name for messages */
 	struct config_errors *errs;
 	struct pghotd_config *cfg;
 	int nerr;
-	int line[KEY_COUNT]; /* where each key was set; 0: left at its default */
-	bool bad[KEY_COUNT]; /* rejected: checks across keys leave it out */
+	struct where set_at[KEY_COUNT]; /* where each key was set; line 0: left at its default */
+	bool bad[KEY_COUNT];		/* rejected: checks across keys leave it out */
 };
 
 void config_errors_clear(struct config_errors *errs)
@@ -307,9 +313,10 @@ static void errors_push(struct config_errors *errs, char *msg)
 }
 
 /* Records "FILE:LINE: MESSAGE" (or "FILE: MESSAGE" when the line is unknown). */
-__attribute__((format(printf, 3, 4))) static void ctx_error(struct parse_ctx *ctx, int line,
+__attribute__((format(printf, 3, 4))) static void ctx_error(struct parse_ctx *ctx, struct where at,
 							    const char *fmt, ...)
 {
+	const char *file = at.file ? at.file : ctx->name;
 	char *body = NULL, *msg = NULL;
 	va_list ap;
 	int r;
@@ -322,19 +329,22 @@ __attribute__((format(printf, 3, 4))) static void ctx_error(struct parse_ctx *ct
 	va_end(ap);
 	if (r < 0)
 		body = NULL;
-	if (body && line > 0)
-		r = asprintf(&msg, "%s:%d: %s", ctx->name, line, body);
+	if (body && at.line > 0)
+		r = asprintf(&msg, "%s:%d: %s", file, at.line, body);
 	else if (body)
-		r = asprintf(&msg, "%s: %s", ctx->name, body);
+		r = asprintf(&msg, "%s: %s", file, body);
 	if (!body || r < 0)
 		msg = NULL;
 	free(body);
 	errors_push(ctx->errs, msg);
 }
 
-static int setting_line(const config_setting_t *s)
+static const struct where nowhere = {NULL, 0};
+
+/* libconfig names the file only for settings from an @include'd file. */
+static struct where at_setting(const config_setting_t *s)
 {
-	return (int)config_setting_source_line(s);
+	return (struct where){config_setting_source_file(s), (int)config_setting_source_line(s)};
 }
 
 static const char *type_name(const config_setting_t *s)
@@ -408,7 +418,7 @@ static void error_wrong_type(struct parse_ctx *ctx, const struct key_def *k,
 	char allowed[256];
 
 	describe_type(k, allowed, sizeof(allowed));
-	ctx_error(ctx, setting_line(s), "%s: wrong type (%s); allowed %s", path, type_name(s),
+	ctx_error(ctx, at_setting(s), "%s: wrong type (%s); allowed %s", path, type_name(s),
 		  allowed);
 }
 
@@ -458,18 +468,18 @@ static bool uint_parse(struct parse_ctx *ctx, const struct key_def *k, const con
 	v = config_setting_get_int64(s);
 	describe_range(k, allowed, sizeof(allowed));
 	if (v < k->min || v > k->max) {
-		ctx_error(ctx, setting_line(s), "%s: %lld is out of range; allowed %s", path, v,
+		ctx_error(ctx, at_setting(s), "%s: %lld is out of range; allowed %s", path, v,
 			  allowed);
 		return false;
 	}
 	if (k->step > 1 && v % k->step != 0) {
-		ctx_error(ctx, setting_line(s), "%s: %lld is not a multiple of %u; allowed %s",
-			  path, v, k->step, allowed);
+		ctx_error(ctx, at_setting(s), "%s: %lld is not a multiple of %u; allowed %s", path,
+			  v, k->step, allowed);
 		return false;
 	}
 	if (k->pow2 && (v & (v - 1)) != 0) {
-		ctx_error(ctx, setting_line(s), "%s: %lld is not a power of two; allowed %s", path,
-			  v, allowed);
+		ctx_error(ctx, at_setting(s), "%s: %lld is not a power of two; allowed %s", path, v,
+			  allowed);
 		return false;
 	}
 	*(unsigned *)field(ctx->cfg, k) = (unsigned)v;
@@ -546,7 +556,7 @@ static bool string_store(struct parse_ctx *ctx, char **dst, const char *v)
 	char *copy = strdup(v);
 
 	if (!copy) {
-		ctx_error(ctx, 0, "out of memory");
+		ctx_error(ctx, nowhere, "out of memory");
 		return false;
 	}
 	free(*dst);
@@ -566,7 +576,7 @@ static bool string_parse(struct parse_ctx *ctx, const struct key_def *k, const c
 	v = config_setting_get_string(s);
 	bad = k->check(v);
 	if (bad) {
-		ctx_error(ctx, setting_line(s), "%s: \"%s\" %s; allowed %s", path, v, bad,
+		ctx_error(ctx, at_setting(s), "%s: \"%s\" %s; allowed %s", path, v, bad,
 			  k->allowed);
 		return false;
 	}
@@ -614,7 +624,7 @@ static bool enum_parse(struct parse_ctx *ctx, const struct key_def *k, const con
 	v = config_setting_get_string(s);
 	if (k->enm->parse(v, &val) < 0 || val < k->enm->lo || val > k->enm->hi) {
 		describe_enum(k->enm, allowed, sizeof(allowed));
-		ctx_error(ctx, setting_line(s), "%s: \"%s\" is not a known value; allowed %s", path,
+		ctx_error(ctx, at_setting(s), "%s: \"%s\" is not a known value; allowed %s", path,
 			  v, allowed);
 		return false;
 	}
@@ -643,11 +653,12 @@ static bool is_sequence(const config_setting_t *s)
 	return t == CONFIG_TYPE_ARRAY || t == CONFIG_TYPE_LIST;
 }
 
-static int elem_line(const config_setting_t *e, const config_setting_t *parent)
+/* Array elements may carry no line of their own; the array's is close enough. */
+static struct where at_elem(const config_setting_t *e, const config_setting_t *parent)
 {
-	int line = setting_line(e);
+	struct where w = at_setting(e);
 
-	return line > 0 ? line : setting_line(parent);
+	return w.line > 0 ? w : at_setting(parent);
 }
 
 static bool sequence_all(const config_setting_t *s, bool (*pred)(const config_setting_t *))
@@ -688,12 +699,12 @@ static bool nodes_parse(struct parse_ctx *ctx, const struct key_def *k, const co
 		long long v = config_setting_get_int64(e);
 
 		if (v < k->min || v > k->max) {
-			ctx_error(ctx, elem_line(e, s),
+			ctx_error(ctx, at_elem(e, s),
 				  "%s: node %lld is out of range; allowed %lld..%lld", path, v,
 				  k->min, k->max);
 			ok = false;
 		} else if (nodes_has(&l, (int)v)) {
-			ctx_error(ctx, elem_line(e, s),
+			ctx_error(ctx, at_elem(e, s),
 				  "%s: node %lld is listed twice; allowed each node once", path, v);
 			ok = false;
 		} else {
@@ -750,7 +761,7 @@ static bool patterns_check(struct parse_ctx *ctx, const struct key_def *k,
 	bool ok = true;
 
 	if (config_setting_length(s) > k->max) {
-		ctx_error(ctx, setting_line(s), "%s: %d patterns; allowed at most %lld", path,
+		ctx_error(ctx, at_setting(s), "%s: %d patterns; allowed at most %lld", path,
 			  config_setting_length(s), k->max);
 		return false;
 	}
@@ -760,7 +771,7 @@ static bool patterns_check(struct parse_ctx *ctx, const struct key_def *k,
 		const char *bad = k->check(v);
 
 		if (bad) {
-			ctx_error(ctx, elem_line(e, s), "%s: \"%s\" %s; allowed %s", path, v, bad,
+			ctx_error(ctx, at_elem(e, s), "%s: \"%s\" %s; allowed %s", path, v, bad,
 				  k->allowed);
 			ok = false;
 		}
@@ -783,7 +794,7 @@ static bool patterns_parse(struct parse_ctx *ctx, const struct key_def *k,
 	for (int i = 0; i < config_setting_length(s); i++) {
 		l->item[i] = strdup(config_setting_get_string_elem(s, i));
 		if (!l->item[i]) {
-			ctx_error(ctx, 0, "out of memory");
+			ctx_error(ctx, nowhere, "out of memory");
 			return false;
 		}
 		l->n = i + 1;
@@ -946,7 +957,7 @@ static void error_unknown(struct parse_ctx *ctx, const config_setting_t *s, cons
 	char allowed[512];
 
 	children_list(parent, allowed, sizeof(allowed));
-	ctx_error(ctx, setting_line(s), "%s: unknown %s; allowed %s%s: %s", path,
+	ctx_error(ctx, at_setting(s), "%s: unknown %s; allowed %s%s: %s", path,
 		  config_setting_is_group(s) ? "section" : "key",
 		  parent[0] ? "keys in " : "top-level keys", parent, allowed);
 }
@@ -963,7 +974,7 @@ static void parse_group(struct parse_ctx *ctx, const config_setting_t *group, co
 		k = key_find(path, name);
 		if (k >= 0) {
 			if (ops[keys[k].type].parse(ctx, &keys[k], s, full))
-				ctx->line[k] = setting_line(s);
+				ctx->set_at[k] = at_setting(s);
 			else
 				ctx->bad[k] = true;
 		} else if (section_known(full) && config_setting_is_group(s)) {
@@ -972,7 +983,7 @@ static void parse_group(struct parse_ctx *ctx, const config_setting_t *group, co
 			char allowed[512];
 
 			children_list(full, allowed, sizeof(allowed));
-			ctx_error(ctx, setting_line(s),
+			ctx_error(ctx, at_setting(s),
 				  "%s: wrong type (%s); allowed a group of keys: %s", full,
 				  type_name(s), allowed);
 		} else {
@@ -983,11 +994,11 @@ static void parse_group(struct parse_ctx *ctx, const config_setting_t *group, co
 
 /* ---- checks across keys ---- */
 
-static int key_line(const struct parse_ctx *ctx, const char *section, const char *name)
+static struct where at_key(const struct parse_ctx *ctx, const char *section, const char *name)
 {
 	int k = key_find(section, name);
 
-	return k >= 0 ? ctx->line[k] : 0;
+	return k >= 0 ? ctx->set_at[k] : nowhere;
 }
 
 /* A rejected key keeps its default, which could make a check across keys fail for a reason
@@ -1009,7 +1020,7 @@ static void check_tiers(struct parse_ctx *ctx)
 		int node = c->tiers.slow_nodes.node[i];
 
 		if (nodes_has(&c->tiers.fast_nodes, node))
-			ctx_error(ctx, key_line(ctx, "tiers", "slow_nodes"),
+			ctx_error(ctx, at_key(ctx, "tiers", "slow_nodes"),
 				  "tiers.slow_nodes: node %d is also in tiers.fast_nodes; allowed "
 				  "each node in one tier only",
 				  node);
@@ -1024,12 +1035,12 @@ static void check_target(struct parse_ctx *ctx)
 	if (key_bad(ctx, "promotion", "target_nodes") || key_bad(ctx, "tiers", "slow_nodes"))
 		return;
 	if (c->promotion.target == TARGET_FIXED && t->n == 0)
-		ctx_error(ctx, key_line(ctx, "promotion", "target"),
+		ctx_error(ctx, at_key(ctx, "promotion", "target"),
 			  "promotion.target: \"fixed\" needs promotion.target_nodes; allowed "
 			  "\"fixed\" with a non-empty target_nodes, or \"accessing-node\"");
 	for (int i = 0; i < t->n; i++)
 		if (nodes_has(&c->tiers.slow_nodes, t->node[i]))
-			ctx_error(ctx, key_line(ctx, "promotion", "target_nodes"),
+			ctx_error(ctx, at_key(ctx, "promotion", "target_nodes"),
 				  "promotion.target_nodes: node %d is in tiers.slow_nodes; allowed "
 				  "fast nodes only",
 				  t->node[i]);
@@ -1039,18 +1050,18 @@ static void check_target(struct parse_ctx *ctx)
 
 static void ctx_syntax_error(struct parse_ctx *ctx, const config_t *lc)
 {
-	const char *file = config_error_file(lc);
+	/* config_error_file() is set only for an @include'd file. */
+	struct where at = {config_error_file(lc), config_error_line(lc)};
 	const char *text = config_error_text(lc);
 
-	if (file) /* an @include'd file: name it rather than the top file */
-		ctx->name = file;
-	ctx_error(ctx, config_error_line(lc), "%s", text ? text : "syntax error");
+	ctx_error(ctx, at, "%s", text ? text : "syntax error");
 }
 
 static int parse_text(struct parse_ctx *ctx, const char *text)
 {
 	config_t lc;
 
+	/* No include directory: libconfig 1.5 would prepend it to absolute @include paths too. */
 	config_init(&lc);
 	if (config_read_string(&lc, text)) {
 		parse_group(ctx, config_root_setting(&lc), "");
@@ -1119,7 +1130,7 @@ static int file_error(const char *path, int r, struct config_errors *errs)
 {
 	struct parse_ctx ctx = {.name = path, .errs = errs};
 
-	ctx_error(&ctx, 0, "cannot read: %s", strerror(-r));
+	ctx_error(&ctx, nowhere, "cannot read: %s", strerror(-r));
 	return r;
 }
 

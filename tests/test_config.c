@@ -713,6 +713,45 @@ static void syntax_error_in_a_file_names_it(void **state)
 	free(path);
 }
 
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* An error in an @include'd file names that file and its own line, not the includer's. */
+static void errors_in_an_included_file_name_that_file(void **state)
+{
+	char dir[] = "/tmp/pghotd-config-XXXXXX", *top = NULL, *inc = NULL, *text = NULL;
+	char *want = NULL;
+	struct pghotd_config *cfg = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&top, "%s/top.conf", dir) > 0);
+	assert_true(asprintf(&inc, "%s/inc.conf", dir) > 0);
+	assert_true(asprintf(&text, "dry_run = true;\n@include \"%s\"\n", inc) > 0);
+	write_file(top, text);
+	write_file(inc, "\n\nstats = { interval_ms = 1; };\n");
+	assert_int_equal(config_load(top, &cfg, &errs), -EINVAL);
+	assert_int_equal(errs.n, 1);
+	assert_true(asprintf(&want,
+			     "%s:3: stats.interval_ms: 1 is out of range; allowed "
+			     "100..3600000 (ms)",
+			     inc) > 0);
+	assert_string_equal(errs.msg[0], want);
+	unlink(inc);
+	unlink(top);
+	rmdir(dir);
+	free(want);
+	free(text);
+	free(inc);
+	free(top);
+}
+
 /* ---- config_print ---- */
 
 static struct pghotd_config *print_and_reload(const struct pghotd_config *cfg)
@@ -887,6 +926,7 @@ int main(void)
 	    T(unreadable_file_gives_eacces),
 	    T(file_errors_name_the_file),
 	    T(syntax_error_in_a_file_names_it),
+	    T(errors_in_an_included_file_name_that_file),
 	    T(print_of_defaults_reads_back_equal),
 	    T(print_of_a_changed_config_reads_back_equal),
 	    T(print_writes_every_key_once),
