@@ -548,6 +548,15 @@ static void slow_target_node_is_rejected(void **state)
 			 "fast nodes only");
 }
 
+/* A rejected target_nodes stays empty; "fixed needs target_nodes" would be a false report. */
+static void rejected_key_is_left_out_of_checks_across_keys(void **state)
+{
+	(void)state;
+	expect_one_error(
+	    "promotion = {\n\ttarget = \"fixed\";\n\ttarget_nodes = [99];\n};\n",
+	    "t.conf:3: promotion.target_nodes: node 99 is out of range; allowed 0..63");
+}
+
 /* ---- several errors, and the error list ---- */
 
 static void collects_every_error_in_file_order(void **state)
@@ -917,6 +926,7 @@ int main(void)
 	    T(fixed_target_needs_target_nodes),
 	    T(node_in_both_tiers_is_rejected),
 	    T(slow_target_node_is_rejected),
+	    T(rejected_key_is_left_out_of_checks_across_keys),
 	    T(collects_every_error_in_file_order),
 	    T(errors_beyond_the_list_are_counted_as_dropped),
 	    T(a_new_load_clears_earlier_errors),
