@@ -43,6 +43,8 @@
 struct work_item {
 	struct hot_candidate c;
 	pid_t pid;
+	uint32_t seq;	  /* arrival order this interval: deferred pages first, then the queue */
+	uint32_t group;	  /* seq of the first page of the same process */
 	uint16_t retries; /* -EBUSY outcomes so far */
 };
 
@@ -459,19 +461,23 @@ static long select_slow(struct promoter *p, const struct pghotd_config *cfg,
 	return (long)k;
 }
 
-/* Takes tokens for p->sel[0..n) in order; defers from the first page the bucket cannot pay
- * for. Returns how many were paid for. */
+/* Takes tokens for p->sel[0..n) in order, deferring each page the bucket cannot pay for
+ * (a base page may still fit where a THP did not). Compacts the paid pages to the front
+ * and returns how many there are. */
 static size_t charge(struct promoter *p, size_t n)
 {
 	size_t paid = 0;
 
-	while (paid < n && token_bucket_take(&p->bucket, p->sizes[paid]))
-		paid++;
-	if (paid < n) {
-		p->limited = true;
-		stats_add(p->d.stats, ST_PROMOTE_RATE_LIMITED, n - paid);
-		for (size_t i = paid; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (!token_bucket_take(&p->bucket, p->sizes[i])) {
+			p->limited = true;
+			stats_add(p->d.stats, ST_PROMOTE_RATE_LIMITED, 1);
 			defer(p, p->sel[i]);
+			continue;
+		}
+		p->sel[paid] = p->sel[i];
+		p->nodes[paid] = p->nodes[i];
+		p->sizes[paid++] = p->sizes[i];
 	}
 	return paid;
 }
@@ -511,23 +517,64 @@ static long process_chunk(struct promoter *p, const struct pghotd_config *cfg,
 
 /* ---- one interval ------------------------------------------------------------------ */
 
-static int item_cmp(const void *a, const void *b)
+static int by_proc_seq(const void *a, const void *b)
 {
 	const struct work_item *x = a, *y = b;
 
 	if (x->c.proc != y->c.proc)
 		return x->c.proc < y->c.proc ? -1 : 1;
-	if (x->c.vaddr != y->c.vaddr)
-		return x->c.vaddr < y->c.vaddr ? -1 : 1;
-	return 0;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static bool work_sorted(const struct promoter *p)
+static int by_group_seq(const void *a, const void *b)
 {
-	for (size_t i = 1; i < p->nr_work; i++)
-		if (item_cmp(&p->work[i - 1], &p->work[i]) > 0)
-			return false;
-	return true;
+	const struct work_item *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int by_vaddr(const void *a, const void *b)
+{
+	const struct work_item *x = a, *y = b;
+
+	return x->c.vaddr < y->c.vaddr ? -1 : x->c.vaddr > y->c.vaddr;
+}
+
+/* Groups the work by process, keeping arrival order: processes in the order of their oldest
+ * page, pages of one process oldest first. Sorting by handle or address instead would let
+ * low handles and low addresses starve the rest whenever the rate limit bites. */
+static void group_work(struct promoter *p)
+{
+	size_t i = 0;
+	bool one_proc = true;
+
+	for (size_t k = 1; k < p->nr_work && one_proc; k++)
+		one_proc = p->work[k].c.proc == p->work[0].c.proc;
+	if (one_proc)
+		return;
+	qsort(p->work, p->nr_work, sizeof(*p->work), by_proc_seq);
+	while (i < p->nr_work) {
+		size_t end = i;
+
+		while (end < p->nr_work && p->work[end].c.proc == p->work[i].c.proc)
+			p->work[end++].group = p->work[i].seq;
+		i = end;
+	}
+	qsort(p->work, p->nr_work, sizeof(*p->work), by_group_seq);
+}
+
+/* Within one move_pages call order does not matter to the kernel; ascending addresses let
+ * the page-size lookup scan each region once. */
+static void sort_chunk(struct work_item *items, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (items[i - 1].c.vaddr > items[i].c.vaddr) {
+			qsort(items, n, sizeof(*items), by_vaddr);
+			return;
+		}
+	}
 }
 
 /* Drops pages of processes that are gone; fills in pids. */
@@ -563,11 +610,13 @@ static size_t gather(struct promoter *p, bool first_round)
 	got = hot_table_pop(p->d.hot, p->pop, room);
 	for (size_t i = 0; i < got; i++)
 		p->work[p->nr_work++] = (struct work_item){.c = p->pop[i]};
+	for (size_t i = 0; i < p->nr_work; i++)
+		p->work[i].seq = (uint32_t)i;
 	stats_add(p->d.stats, ST_PROMOTE_CANDIDATES, got);
 	return got;
 }
 
-/* Walks the sorted work array one process and one batch at a time. */
+/* Walks the grouped work array one process and one batch at a time. */
 static long process_work(struct promoter *p, const struct pghotd_config *cfg, uint64_t now)
 {
 	unsigned batch = batch_size(cfg);
@@ -580,7 +629,7 @@ static long process_work(struct promoter *p, const struct pghotd_config *cfg, ui
 
 		while (end < p->nr_work && p->work[end].c.proc == p->work[i].c.proc)
 			end++;
-		if (token_bucket_exhausted(&p->bucket) || p->limited) {
+		if (token_bucket_exhausted(&p->bucket)) {
 			p->limited = true;
 			stats_add(p->d.stats, ST_PROMOTE_RATE_LIMITED, end - i);
 			for (; i < end; i++)
@@ -588,6 +637,7 @@ static long process_work(struct promoter *p, const struct pghotd_config *cfg, ui
 			continue;
 		}
 		n = end - i < batch ? end - i : batch;
+		sort_chunk(&p->work[i], n);
 		r = process_chunk(p, cfg, &p->work[i], n, now);
 		if (r == -ESRCH) {
 			forget_process(p, p->work[i].c.proc, p->work[i].pid, &p->work[i + n],
@@ -643,8 +693,7 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 		if (p->nr_work == 0)
 			break;
 		resolve_pids(p, now_ms);
-		if (!work_sorted(p))
-			qsort(p->work, p->nr_work, sizeof(*p->work), item_cmp);
+		group_work(p);
 		moved += process_work(p, cfg, now_ms);
 		p->nr_work = 0;
 		if (popped == 0)

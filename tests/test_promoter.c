@@ -1,5 +1,866 @@
-/* placeholder until the test lands: reports a skip */
+/* Promoter tests: the real hot table, procs, stats and the 3-node fixture topology (nodes 0,1
+ * DRAM with CPUs, node 2 CPU-less CXL; distance 0-1 32, to 2 50), with a fake move_pages,
+ * clock, free-memory refresh and page-size lookup behind the promoter's ops table. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <numaif.h>
+
+#include "src/config.h"
+#include "src/config_pub.h"
+#include "src/hot_table.h"
+#include "src/log.h"
+#include "src/procs.h"
+#include "src/promoter.h"
+#include "src/stats.h"
+#include "src/token_bucket.h"
+#include "src/topology.h"
+
+#define KIB	     UINT64_C(1024)
+#define MIB	     (KIB * KIB)
+#define THP	     (2 * MIB)
+#define BASE	     (4 * KIB)
+#define SLOW	     2
+#define MAX_SPECIAL  64
+#define MAX_CALLS    4096
+#define UNWRITTEN_ME 1 /* force: leave the status entry unwritten */
+
+/* A page with behaviour of its own; every other page sits on SLOW, is 4 KiB (2 MiB inside
+ * [huge_lo, huge_hi)) and moves fine. */
+struct fake_page {
+	pid_t pid;
+	uint64_t addr;
+	int node;
+	int busy;  /* -EBUSY this many more moves */
+	int force; /* status to report on move: -EACCES, -EFAULT, ..., or UNWRITTEN_ME */
+};
+
+struct fake {
+	struct fake_page special[MAX_SPECIAL];
+	int nr_special;
+	uint64_t huge_lo, huge_hi;
+	pid_t esrch_query, esrch_move;
+	size_t esrch_from_call; /* esrch_move applies to move calls from this index on */
+	bool nomem[3];
+	unsigned free_pct[3];
+	uint64_t now;
+	/* Move calls (nodes != NULL). */
+	size_t calls;
+	unsigned long call_size[MAX_CALLS];
+	pid_t call_pid[MAX_CALLS];
+	size_t queries;
+	uint64_t pages_moved, bytes_moved;
+	uint64_t moved_to[3];
+};
+
+struct fx {
+	struct fake fake;
+	struct promoter_ops ops;
+	struct topology *topo;
+	struct hot_table *hot;
+	struct procs *procs;
+	struct stats stats;
+	struct pghotd_config *cfg;
+	struct promoter *p;
+	uint32_t self;
+	pid_t child;
+	uint32_t child_h;
+};
+
+static struct fake_page *fake_find(struct fake *f, pid_t pid, uint64_t addr)
+{
+	for (int i = 0; i < f->nr_special; i++)
+		if (f->special[i].pid == pid && f->special[i].addr == addr)
+			return &f->special[i];
+	return NULL;
+}
+
+static uint64_t fake_size(const struct fake *f, uint64_t addr)
+{
+	return addr >= f->huge_lo && addr < f->huge_hi ? THP : BASE;
+}
+
+static int fake_move_one(struct fake *f, pid_t pid, uint64_t addr, int target, int *status)
+{
+	struct fake_page *pg = fake_find(f, pid, addr);
+
+	if (pg && pg->force == UNWRITTEN_ME)
+		return 1;
+	if (pg && pg->force) {
+		*status = pg->force;
+	} else if (pg && pg->busy > 0) {
+		pg->busy--;
+		*status = -EBUSY;
+	} else if (f->nomem[target]) {
+		*status = -ENOMEM;
+	} else {
+		if (pg)
+			pg->node = target;
+		f->pages_moved++;
+		f->bytes_moved += fake_size(f, addr);
+		f->moved_to[target]++;
+		*status = target;
+	}
+	return 0;
+}
+
+static long fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages,
+			    const int *nodes, int *status, int flags)
+{
+	struct fake *f = ctx;
+	long not_moved = 0;
+
+	if (!nodes) {
+		f->queries++;
+		if (pid == f->esrch_query)
+			return -ESRCH;
+		for (unsigned long i = 0; i < count; i++) {
+			struct fake_page *pg = fake_find(f, pid, (uintptr_t)pages[i]);
+
+			status[i] = pg ? pg->node : SLOW;
+		}
+		return 0;
+	}
+	assert_int_equal(flags, MPOL_MF_MOVE);
+	assert_true(f->calls < MAX_CALLS);
+	f->call_size[f->calls] = count;
+	f->call_pid[f->calls++] = pid;
+	if (pid == f->esrch_move && f->calls > f->esrch_from_call)
+		return -ESRCH;
+	for (unsigned long i = 0; i < count; i++) {
+		int r = fake_move_one(f, pid, (uintptr_t)pages[i], nodes[i], &status[i]);
+
+		not_moved += r || status[i] != nodes[i];
+	}
+	return not_moved;
+}
+
+static uint64_t fake_now(void *ctx)
+{
+	return ((struct fake *)ctx)->now;
+}
+
+static int fake_refresh_free(void *ctx, struct topology *t)
+{
+	struct fake *f = ctx;
+
+	for (int n = 0; n < 3; n++)
+		t->node[n].mem_free = t->node[n].mem_total * f->free_pct[n] / 100;
+	return 0;
+}
+
+static int fake_page_sizes(void *ctx, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *sizes)
+{
+	(void)pid;
+	for (size_t i = 0; i < n; i++)
+		sizes[i] = fake_size(ctx, addrs[i]);
+	return 0;
+}
+
+static void fake_special(struct fx *x, pid_t pid, uint64_t addr, int node, int busy, int force)
+{
+	struct fake *f = &x->fake;
+
+	assert_true(f->nr_special < MAX_SPECIAL);
+	f->special[f->nr_special++] = (struct fake_page){
+	    .pid = pid, .addr = addr, .node = node, .busy = busy, .force = force};
+}
+
+static int setup(void **state)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+	const char *fixtures = getenv("PGHOTD_FIXTURES");
+	char path[4096];
+	struct promoter_deps d;
+	int64_t h;
+
+	assert_non_null(x);
+	assert_non_null(fixtures);
+	snprintf(path, sizeof(path), "%s/sysfs-3node-cxl", fixtures);
+	assert_int_equal(topology_load(path, &x->topo), 0);
+	assert_true(topology_node_is_slow(x->topo, SLOW));
+	assert_int_equal(hot_table_new(1 << 16, 4096, &x->hot), 0);
+	assert_int_equal(procs_new("/proc", 64, &x->procs), 0);
+	h = procs_handle(x->procs, getpid());
+	assert_true(h > 0);
+	x->self = (uint32_t)h;
+	stats_init(&x->stats, 3);
+	assert_int_equal(config_new_defaults(&x->cfg), 0);
+	x->cfg->promotion.rate_limit_mbps = 0;
+	x->cfg->promotion.batch = 512;
+	x->cfg->promotion.min_free_percent = 10;
+	x->cfg->promotion.cooldown_ms = 1000;
+	x->cfg->promotion.interval_ms = 100;
+	x->cfg->promotion.max_retries = 2;
+	x->cfg->promotion.target = TARGET_ACCESSING_NODE;
+	for (int n = 0; n < 3; n++)
+		x->fake.free_pct[n] = 50;
+	x->fake.now = 1000;
+	x->ops = (struct promoter_ops){.move_pages = fake_move_pages,
+				       .now_ms = fake_now,
+				       .refresh_free = fake_refresh_free,
+				       .page_sizes = fake_page_sizes,
+				       .ctx = &x->fake};
+	d = (struct promoter_deps){
+	    .hot = x->hot, .procs = x->procs, .topo = x->topo, .stats = &x->stats, .ops = &x->ops};
+	assert_int_equal(promoter_new(&d, &x->p), 0);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *x = *state;
+
+	promoter_free(x->p);
+	if (x->child > 0) {
+		kill(x->child, SIGKILL);
+		waitpid(x->child, NULL, 0);
+	}
+	config_free(x->cfg);
+	procs_free(x->procs);
+	hot_table_free(x->hot);
+	topology_free(x->topo);
+	free(x);
+	return 0;
+}
+
+/* A live second process to own pages. */
+static void spawn_child(struct fx *x)
+{
+	int64_t h;
+
+	x->child = fork();
+	assert_true(x->child >= 0);
+	if (x->child == 0) {
+		pause();
+		_exit(0);
+	}
+	h = procs_handle(x->procs, x->child);
+	assert_true(h > 0);
+	x->child_h = (uint32_t)h;
+}
+
+/* One access that makes the page hot (threshold 1). */
+static int hot(struct fx *x, uint32_t proc, uint64_t addr, int node)
+{
+	struct hot_params hp = {
+	    .threshold = 1, .window_ms = 1000, .cooldown_ms = x->cfg->promotion.cooldown_ms};
+	struct hot_access a = {.proc = proc, .vaddr = addr, .now_ms = x->fake.now, .node = node};
+
+	return hot_table_record(x->hot, &a, &hp);
+}
+
+static int run(struct fx *x)
+{
+	return promoter_run_once(x->p, x->cfg, x->fake.now);
+}
+
+static uint64_t fails(struct fx *x, enum stat_fail_reason r)
+{
+	return atomic_load(&x->stats.fail[r]);
+}
+
+static uint64_t promoted_to(struct fx *x, int node)
+{
+	return atomic_load(&x->stats.promoted_pages[node]);
+}
+
+/* ---- token bucket ---------------------------------------------------------------------- */
+
+static void bucket_keeps_fractional_credit_across_short_refills(void **state)
+{
+	struct token_bucket b;
+
+	(void)state;
+	token_bucket_init(&b, 1500, 10000, 0);
+	assert_true(token_bucket_take(&b, 10000));
+	for (uint64_t ms = 1; ms <= 10; ms++)
+		token_bucket_refill(&b, ms);
+	/* 1.5 bytes per ms: 15 bytes after 10 ms, not 10 from rounding each step down. */
+	assert_true(token_bucket_take(&b, 15));
+	assert_false(token_bucket_take(&b, 1));
+}
+
+static void bucket_caps_credit_at_the_burst(void **state)
+{
+	struct token_bucket b;
+
+	(void)state;
+	token_bucket_init(&b, 1000, 500, 0);
+	token_bucket_refill(&b, 100000);
+	assert_true(token_bucket_take(&b, 500));
+	assert_false(token_bucket_take(&b, 1));
+	token_bucket_refund(&b, 10000);
+	assert_true(token_bucket_take(&b, 500));
+	assert_false(token_bucket_take(&b, 1));
+}
+
+static void bucket_lets_a_full_bucket_pay_an_oversized_charge_into_debt(void **state)
+{
+	struct token_bucket b;
+
+	(void)state;
+	token_bucket_init(&b, 1000, 100, 0);
+	assert_true(token_bucket_take(&b, 300)); /* full: pays, 200 in debt */
+	assert_true(token_bucket_exhausted(&b));
+	token_bucket_refill(&b, 250); /* +250: 50 */
+	assert_false(token_bucket_take(&b, 300));
+	assert_true(token_bucket_take(&b, 50));
+}
+
+static void bucket_with_rate_zero_is_unlimited(void **state)
+{
+	struct token_bucket b;
+
+	(void)state;
+	token_bucket_init(&b, 0, 0, 0);
+	for (int i = 0; i < 1000; i++)
+		assert_true(token_bucket_take(&b, THP));
+	assert_false(token_bucket_exhausted(&b));
+}
+
+static void bucket_ignores_a_clock_going_backwards(void **state)
+{
+	struct token_bucket b;
+
+	(void)state;
+	token_bucket_init(&b, 1000, 1000, 5000);
+	assert_true(token_bucket_take(&b, 1000));
+	token_bucket_refill(&b, 4000);
+	assert_false(token_bucket_take(&b, 1));
+	token_bucket_refill(&b, 5010);
+	assert_true(token_bucket_take(&b, 10));
+	assert_false(token_bucket_take(&b, 1));
+}
+
+/* ---- rate limit ------------------------------------------------------------------------ */
+
+static void bytes_moved_over_a_minute_stay_within_rate_plus_one_burst(void **state)
+{
+	struct fx *x = *state;
+	const uint64_t rate = 8 * MIB, burst = rate / 4; /* interval 250 ms */
+	uint64_t addr = 0x100000000, thp = 0x200000000, limit;
+
+	x->cfg->promotion.rate_limit_mbps = 8;
+	x->cfg->promotion.interval_ms = 250;
+	x->fake.huge_lo = thp;
+	x->fake.huge_hi = thp + 1000 * THP;
+	for (int i = 0; i < 240; i++) {
+		/* Demand above the limit: 600 base pages and one THP per interval. */
+		for (int k = 0; k < 600; k++, addr += BASE)
+			hot(x, x->self, addr, 0);
+		hot(x, x->self, thp, 0);
+		thp += THP;
+		assert_true(run(x) >= 0);
+		x->fake.now += 250;
+	}
+	limit = rate * 60 + burst;
+	assert_true(x->fake.bytes_moved <= limit);
+	/* The limit is spent, not just respected: within one burst of the full budget. */
+	assert_true(x->fake.bytes_moved >= rate * 60 - burst);
+	assert_int_equal(stats_promoted_bytes_total(&x->stats), x->fake.bytes_moved);
+	assert_true(stats_get(&x->stats, ST_PROMOTE_RATE_LIMITED) > 0);
+}
+
+static void thp_is_charged_two_mib_and_deferred_pages_move_later(void **state)
+{
+	struct fx *x = *state;
+	uint64_t base = 0x40000000;
+
+	x->cfg->promotion.rate_limit_mbps = 4; /* interval 1 s: 4 MiB burst */
+	x->cfg->promotion.interval_ms = 1000;
+	x->fake.huge_lo = base;
+	x->fake.huge_hi = base + 3 * THP;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hot(x, x->self, base + i * THP, 0), 1);
+	assert_int_equal(run(x), 2);
+	assert_int_equal(x->fake.bytes_moved, 2 * THP);
+	assert_int_equal(stats_promoted_bytes_total(&x->stats), 2 * THP);
+	assert_int_equal(stats_get(&x->stats, ST_PROMOTE_RATE_LIMITED), 1);
+	assert_int_equal(promoter_deferred(x->p), 1);
+
+	x->fake.now += 1000;
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.bytes_moved, 3 * THP);
+	assert_int_equal(promoter_deferred(x->p), 0);
+}
+
+static void base_pages_under_the_same_limit_all_move_at_once(void **state)
+{
+	struct fx *x = *state;
+
+	x->cfg->promotion.rate_limit_mbps = 4;
+	x->cfg->promotion.interval_ms = 1000;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hot(x, x->self, 0x40000000 + i * THP, 0), 1);
+	assert_int_equal(run(x), 3);
+	assert_int_equal(x->fake.bytes_moved, 3 * BASE);
+	assert_int_equal(stats_get(&x->stats, ST_PROMOTE_RATE_LIMITED), 0);
+}
+
+/* ---- batching and grouping ------------------------------------------------------------- */
+
+static void move_calls_carry_batch_sized_groups_of_one_process(void **state)
+{
+	struct fx *x = *state;
+	size_t mine = 0, theirs = 0;
+
+	spawn_child(x);
+	x->cfg->promotion.batch = 8;
+	for (int i = 0; i < 20; i++) {
+		hot(x, x->self, 0x10000000 + i * BASE, 0);
+		hot(x, x->child_h, 0x10000000 + i * BASE, 0);
+	}
+	assert_int_equal(run(x), 40);
+	assert_int_equal(x->fake.calls, 6);
+	for (size_t c = 0; c < x->fake.calls; c++) {
+		/* Each process: 8, 8, 4. */
+		assert_int_equal(x->fake.call_size[c], c % 3 == 2 ? 4 : 8);
+		if (x->fake.call_pid[c] == getpid())
+			mine += x->fake.call_size[c];
+		else if (x->fake.call_pid[c] == x->child)
+			theirs += x->fake.call_size[c];
+		if (c % 3 != 0)
+			assert_int_equal(x->fake.call_pid[c], x->fake.call_pid[c - 1]);
+	}
+	assert_int_equal(mine, 20);
+	assert_int_equal(theirs, 20);
+}
+
+static void batch_above_512_is_capped(void **state)
+{
+	struct fx *x = *state;
+
+	x->cfg->promotion.batch = 100000;
+	for (int i = 0; i < 600; i++)
+		hot(x, x->self, 0x10000000 + i * BASE, 0);
+	assert_int_equal(run(x), 600);
+	assert_int_equal(x->fake.calls, 2);
+	assert_int_equal(x->fake.call_size[0], 512);
+	assert_int_equal(x->fake.call_size[1], 88);
+}
+
+/* ---- per-page status ------------------------------------------------------------------- */
+
+static void busy_page_is_retried_max_retries_times_then_dropped(void **state)
+{
+	struct fx *x = *state;
+	uint64_t a = 0x5000;
+
+	fake_special(x, getpid(), a, SLOW, 1000, 0);
+	assert_int_equal(hot(x, x->self, a, 0), 1);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(run(x), 0);
+		x->fake.now += 100;
+	}
+	/* The first try and max_retries (2) retries, then no more calls. */
+	assert_int_equal(x->fake.calls, 3);
+	assert_int_equal(fails(x, FAIL_BUSY), 3);
+	assert_int_equal(promoter_deferred(x->p), 0);
+	assert_int_equal(hot_table_used(x->hot), 0);
+}
+
+static void busy_page_moves_on_a_later_interval(void **state)
+{
+	struct fx *x = *state;
+	uint64_t a = 0x5000;
+
+	fake_special(x, getpid(), a, SLOW, 1, 0);
+	assert_int_equal(hot(x, x->self, a, 1), 1);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(promoter_deferred(x->p), 1);
+	x->fake.now += 100;
+	assert_int_equal(run(x), 1);
+	assert_int_equal(fake_find(&x->fake, getpid(), a)->node, 1);
+	assert_int_equal(fails(x, FAIL_BUSY), 1);
+	assert_int_equal(promoted_to(x, 1), 1);
+}
+
+static void nomem_pauses_the_node_until_free_memory_recovers(void **state)
+{
+	struct fx *x = *state;
+	uint64_t a = 0x7000;
+
+	fake_special(x, getpid(), a, SLOW, 0, 0);
+	x->fake.nomem[1] = true;
+	assert_int_equal(hot(x, x->self, a, 1), 1);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(fails(x, FAIL_NOMEM), 1);
+	assert_int_equal(stats_get(&x->stats, ST_NODE_PAUSES), 1);
+	assert_true(promoter_node_paused(x->p, 1));
+
+	/* Still full: the deferred page goes to the next nearest fast node. */
+	x->fake.free_pct[1] = 5;
+	x->fake.now += 100;
+	assert_int_equal(run(x), 1);
+	assert_int_equal(fake_find(&x->fake, getpid(), a)->node, 0);
+	assert_true(promoter_node_paused(x->p, 1));
+
+	/* Recovered above min_free_percent: node 1 takes pages again. */
+	x->fake.free_pct[1] = 40;
+	x->fake.nomem[1] = false;
+	x->fake.now += 100;
+	assert_int_equal(hot(x, x->self, 0x9000, 1), 1);
+	assert_int_equal(run(x), 1);
+	assert_false(promoter_node_paused(x->p, 1));
+	assert_int_equal(promoted_to(x, 1), 1);
+	assert_int_equal(stats_get(&x->stats, ST_NODE_PAUSES), 1);
+}
+
+static void shared_page_is_counted_and_dropped(void **state)
+{
+	struct fx *x = *state;
+
+	fake_special(x, getpid(), 0x3000, SLOW, 0, -EACCES);
+	assert_int_equal(hot(x, x->self, 0x3000, 0), 1);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(fails(x, FAIL_SHARED), 1);
+	assert_int_equal(promoter_deferred(x->p), 0);
+	assert_int_equal(hot_table_used(x->hot), 0);
+	x->fake.now += 100;
+	assert_int_equal(run(x), 0);
+	assert_int_equal(x->fake.calls, 1);
+}
+
+static void vanished_pages_count_as_gone(void **state)
+{
+	struct fx *x = *state;
+
+	fake_special(x, getpid(), 0x3000, SLOW, 0, -EFAULT);
+	fake_special(x, getpid(), 0x4000, SLOW, 0, -ENOENT);
+	hot(x, x->self, 0x3000, 0);
+	hot(x, x->self, 0x4000, 0);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(fails(x, FAIL_GONE), 2);
+	assert_int_equal(hot_table_used(x->hot), 0);
+}
+
+static void unwritten_status_is_not_trusted(void **state)
+{
+	struct fx *x = *state;
+
+	fake_special(x, getpid(), 0x3000, SLOW, 0, UNWRITTEN_ME);
+	hot(x, x->self, 0x3000, 0);
+	hot(x, x->self, 0x4000, 0);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(fails(x, FAIL_OTHER), 1);
+	assert_int_equal(promoted_to(x, 0), 1);
+	/* Handed back to counting, not freed: another access queues it again. */
+	assert_int_equal(hot(x, x->self, 0x3000, 0), 1);
+}
+
+static void esrch_on_the_query_forgets_the_process(void **state)
+{
+	struct fx *x = *state;
+
+	spawn_child(x);
+	for (int i = 0; i < 4; i++) {
+		hot(x, x->self, 0x10000 + i * BASE, 0);
+		hot(x, x->child_h, 0x10000 + i * BASE, 0);
+	}
+	x->fake.esrch_query = x->child;
+	assert_int_equal(run(x), 4);
+	assert_false(procs_valid(x->procs, x->child_h));
+	assert_true(procs_valid(x->procs, x->self));
+	assert_int_equal(stats_get(&x->stats, ST_PROCESSES_FORGOTTEN), 1);
+	assert_int_equal(fails(x, FAIL_NOPROC), 1);
+	for (size_t c = 0; c < x->fake.calls; c++)
+		assert_int_equal(x->fake.call_pid[c], getpid());
+}
+
+static void esrch_on_the_move_forgets_the_process_and_its_deferred_pages(void **state)
+{
+	struct fx *x = *state;
+
+	spawn_child(x);
+	x->cfg->promotion.batch = 2;
+	fake_special(x, x->child, 0x10000, SLOW, 2, 0); /* -EBUSY twice: stays deferred */
+	for (int i = 0; i < 4; i++)
+		hot(x, x->child_h, 0x10000 + i * BASE, 0);
+	assert_int_equal(run(x), 3); /* calls 0 and 1 */
+	assert_int_equal(promoter_deferred(x->p), 1);
+
+	/* Call 2: the deferred page (busy again) and one new page; call 3: ESRCH. */
+	x->fake.esrch_move = x->child;
+	x->fake.esrch_from_call = 3;
+	x->fake.now += 100;
+	hot(x, x->child_h, 0x20000, 0);
+	hot(x, x->child_h, 0x21000, 0);
+	hot(x, x->child_h, 0x22000, 0);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.calls, 4);
+	assert_false(procs_valid(x->procs, x->child_h));
+	assert_int_equal(promoter_deferred(x->p), 0);
+	assert_int_equal(hot_table_used(x->hot), 0);
+	assert_int_equal(stats_get(&x->stats, ST_PROCESSES_FORGOTTEN), 1);
+	assert_int_equal(fails(x, FAIL_NOPROC), 1);
+}
+
+/* ---- target choice --------------------------------------------------------------------- */
+
+static void page_accessed_from_node_1_goes_to_node_1(void **state)
+{
+	struct fx *x = *state;
+
+	fake_special(x, getpid(), 0x1000, SLOW, 0, 0);
+	fake_special(x, getpid(), 0x2000, SLOW, 0, 0);
+	hot(x, x->self, 0x1000, 1);
+	hot(x, x->self, 0x2000, 0);
+	assert_int_equal(run(x), 2);
+	assert_int_equal(fake_find(&x->fake, getpid(), 0x1000)->node, 1);
+	assert_int_equal(fake_find(&x->fake, getpid(), 0x2000)->node, 0);
+	assert_int_equal(promoted_to(x, 1), 1);
+	assert_int_equal(promoted_to(x, 0), 1);
+}
+
+static void full_node_falls_back_to_the_next_nearest(void **state)
+{
+	struct fx *x = *state;
+
+	x->fake.free_pct[1] = 9; /* below min_free_percent 10 */
+	hot(x, x->self, 0x1000, 1);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.moved_to[0], 1);
+	assert_int_equal(x->fake.moved_to[1], 0);
+}
+
+static void no_usable_node_hands_the_page_back(void **state)
+{
+	struct fx *x = *state;
+
+	x->fake.free_pct[0] = 1;
+	x->fake.free_pct[1] = 1;
+	assert_int_equal(hot(x, x->self, 0x1000, 1), 1);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(x->fake.calls, 0);
+	assert_int_equal(promoter_deferred(x->p), 0);
+	assert_int_equal(hot(x, x->self, 0x1000, 1), 1); /* back to counting */
+}
+
+static void fixed_mode_uses_the_configured_order(void **state)
+{
+	struct fx *x = *state;
+
+	x->cfg->promotion.target = TARGET_FIXED;
+	x->cfg->promotion.target_nodes.n = 2;
+	x->cfg->promotion.target_nodes.node[0] = 1;
+	x->cfg->promotion.target_nodes.node[1] = 0;
+	hot(x, x->self, 0x1000, 0);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.moved_to[1], 1);
+	x->fake.free_pct[1] = 2;
+	x->fake.now += 100;
+	hot(x, x->self, 0x2000, 0);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.moved_to[0], 1);
+}
+
+static void page_with_unknown_accessing_node_goes_nearest_to_where_it_is(void **state)
+{
+	struct fx *x = *state;
+
+	hot(x, x->self, 0x1000, -1);
+	assert_int_equal(run(x), 1);
+	/* From node 2 both DRAM nodes are 50 away: the tie goes to the lower id. */
+	assert_int_equal(x->fake.moved_to[0], 1);
+}
+
+/* ---- skips, dry run, cooldown ---------------------------------------------------------- */
+
+static void pages_already_on_a_fast_node_are_skipped(void **state)
+{
+	struct fx *x = *state;
+
+	fake_special(x, getpid(), 0x1000, 0, 0, 0);
+	fake_special(x, getpid(), 0x2000, 1, 0, 0);
+	hot(x, x->self, 0x1000, 1);
+	hot(x, x->self, 0x2000, 0);
+	hot(x, x->self, 0x3000, 0);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(stats_get(&x->stats, ST_PROMOTE_SKIPPED_FAST), 2);
+	assert_int_equal(x->fake.calls, 1);
+	assert_int_equal(x->fake.call_size[0], 1);
+	assert_int_equal(fake_find(&x->fake, getpid(), 0x1000)->node, 0);
+}
+
+static void dry_run_decides_and_counts_but_moves_nothing(void **state)
+{
+	struct fx *x = *state;
+
+	x->cfg->dry_run = true;
+	for (int i = 0; i < 10; i++)
+		hot(x, x->self, 0x10000 + i * BASE, 1);
+	fake_special(x, getpid(), 0x90000, 0, 0, 0); /* on a fast node: skipped, not counted */
+	hot(x, x->self, 0x90000, 1);
+	assert_int_equal(run(x), 10);
+	assert_int_equal(x->fake.calls, 0);
+	assert_int_equal(x->fake.pages_moved, 0);
+	assert_int_equal(stats_get(&x->stats, ST_PROMOTE_DRY_RUN), 10);
+	assert_int_equal(stats_promoted_pages_total(&x->stats), 0);
+	assert_int_equal(stats_get(&x->stats, ST_PROMOTE_SKIPPED_FAST), 1);
+}
+
+static void dry_run_respects_the_rate_limit(void **state)
+{
+	struct fx *x = *state;
+
+	x->cfg->dry_run = true;
+	x->cfg->promotion.rate_limit_mbps = 1;
+	x->cfg->promotion.interval_ms = 1000; /* 1 MiB: 256 base pages */
+	for (int i = 0; i < 300; i++)
+		hot(x, x->self, 0x10000000 + i * BASE, 1);
+	assert_int_equal(run(x), 256);
+	assert_int_equal(stats_get(&x->stats, ST_PROMOTE_RATE_LIMITED), 44);
+	assert_int_equal(x->fake.calls, 0);
+}
+
+static void promoted_page_is_not_moved_again_within_the_cooldown(void **state)
+{
+	struct fx *x = *state;
+	struct fake_page *pg;
+
+	fake_special(x, getpid(), 0x1000, SLOW, 0, 0);
+	pg = fake_find(&x->fake, getpid(), 0x1000);
+	hot(x, x->self, 0x1000, 1);
+	assert_int_equal(run(x), 1);
+	pg->node = SLOW; /* demoted again at once */
+
+	x->fake.now += 500; /* cooldown 1000 ms */
+	assert_int_equal(hot(x, x->self, 0x1000, 1), 0);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(x->fake.calls, 1);
+
+	x->fake.now += 600;
+	assert_int_equal(hot(x, x->self, 0x1000, 1), 1);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.calls, 2);
+	assert_int_equal(pg->node, 1);
+}
+
+static void gone_process_handle_is_dropped_before_any_syscall(void **state)
+{
+	struct fx *x = *state;
+
+	spawn_child(x);
+	hot(x, x->child_h, 0x1000, 0);
+	procs_forget(x->procs, x->child_h);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(x->fake.queries, 0);
+	assert_int_equal(fails(x, FAIL_NOPROC), 1);
+}
+
+/* ---- thread ---------------------------------------------------------------------------- */
+
+static void kick_wakes_the_thread_before_the_interval(void **state)
+{
+	struct fx *x = *state;
+	struct pghotd_config *cfg;
+	struct config_pub *pub;
+	struct timespec t0, t1;
+
+	assert_int_equal(config_new_defaults(&cfg), 0);
+	cfg->promotion.interval_ms = 60000;
+	cfg->promotion.rate_limit_mbps = 0;
+	assert_int_equal(config_pub_new(cfg, NULL, &pub), 0);
+	assert_int_equal(promoter_start(x->p, pub), 0);
+	usleep(50000); /* let the first (empty) interval pass: what follows needs the kick */
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(hot(x, x->self, 0x1000 + i * BASE, 1), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	promoter_kick(x->p);
+	for (int i = 0; i < 2000 && stats_promoted_pages_total(&x->stats) < 5; i++)
+		usleep(1000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(stats_promoted_pages_total(&x->stats), 5);
+	assert_true(t1.tv_sec - t0.tv_sec < 10);
+	promoter_stop(x->p);
+	config_pub_free(pub);
+}
+
+static void kick_if_full_waits_for_the_mark(void **state)
+{
+	struct fx *x = *state;
+	struct pghotd_config *cfg;
+	struct config_pub *pub;
+	struct promoter *p2;
+	struct promoter_deps d = {.hot = x->hot,
+				  .procs = x->procs,
+				  .topo = x->topo,
+				  .stats = &x->stats,
+				  .ops = &x->ops,
+				  .kick_mark = 3};
+
+	assert_int_equal(promoter_new(&d, &p2), 0);
+	assert_int_equal(config_new_defaults(&cfg), 0);
+	cfg->promotion.interval_ms = 60000;
+	assert_int_equal(config_pub_new(cfg, NULL, &pub), 0);
+	assert_int_equal(promoter_start(p2, pub), 0);
+	usleep(50000); /* let the first (empty) interval pass */
+	hot(x, x->self, 0x1000, 1);
+	hot(x, x->self, 0x2000, 1);
+	promoter_kick_if_full(p2);
+	usleep(200000);
+	assert_int_equal(stats_promoted_pages_total(&x->stats), 0);
+	hot(x, x->self, 0x3000, 1);
+	promoter_kick_if_full(p2);
+	for (int i = 0; i < 2000 && stats_promoted_pages_total(&x->stats) < 3; i++)
+		usleep(1000);
+	assert_int_equal(stats_promoted_pages_total(&x->stats), 3);
+	promoter_stop(p2);
+	promoter_free(p2);
+	config_pub_free(pub);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int main(void)
 {
-	return 77;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(bucket_keeps_fractional_credit_across_short_refills),
+	    cmocka_unit_test(bucket_caps_credit_at_the_burst),
+	    cmocka_unit_test(bucket_lets_a_full_bucket_pay_an_oversized_charge_into_debt),
+	    cmocka_unit_test(bucket_with_rate_zero_is_unlimited),
+	    cmocka_unit_test(bucket_ignores_a_clock_going_backwards),
+	    T(bytes_moved_over_a_minute_stay_within_rate_plus_one_burst),
+	    T(thp_is_charged_two_mib_and_deferred_pages_move_later),
+	    T(base_pages_under_the_same_limit_all_move_at_once),
+	    T(move_calls_carry_batch_sized_groups_of_one_process),
+	    T(batch_above_512_is_capped),
+	    T(busy_page_is_retried_max_retries_times_then_dropped),
+	    T(busy_page_moves_on_a_later_interval),
+	    T(nomem_pauses_the_node_until_free_memory_recovers),
+	    T(shared_page_is_counted_and_dropped),
+	    T(vanished_pages_count_as_gone),
+	    T(unwritten_status_is_not_trusted),
+	    T(esrch_on_the_query_forgets_the_process),
+	    T(esrch_on_the_move_forgets_the_process_and_its_deferred_pages),
+	    T(page_accessed_from_node_1_goes_to_node_1),
+	    T(full_node_falls_back_to_the_next_nearest),
+	    T(no_usable_node_hands_the_page_back),
+	    T(fixed_mode_uses_the_configured_order),
+	    T(page_with_unknown_accessing_node_goes_nearest_to_where_it_is),
+	    T(pages_already_on_a_fast_node_are_skipped),
+	    T(dry_run_decides_and_counts_but_moves_nothing),
+	    T(dry_run_respects_the_rate_limit),
+	    T(promoted_page_is_not_moved_again_within_the_cooldown),
+	    T(gone_process_handle_is_dropped_before_any_syscall),
+	    T(kick_wakes_the_thread_before_the_interval),
+	    T(kick_if_full_waits_for_the_mark),
+	};
+
+	log_setup(LOG_TARGET_STDERR, LOG_LVL_WARNING);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
