@@ -6,6 +6,7 @@
 #ifndef PGHOTD_PERF_SAMPLE_H
 #define PGHOTD_PERF_SAMPLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,26 +17,27 @@ struct perf_sample_layout {
 	uint64_t branch_sample_type;
 	uint64_t sample_regs_user;
 	uint64_t sample_regs_intr;
+	bool swapped; /* body written in the other byte order (a foreign perf.data file) */
 };
 
 struct perf_sample {
-	uint64_t present;    /* PERF_SAMPLE_* bits that were parsed (== layout's sample_type) */
-	uint64_t id;         /* IDENTIFIER or ID */
+	uint64_t present; /* PERF_SAMPLE_* bits that were parsed (== layout's sample_type) */
+	uint64_t id;	  /* IDENTIFIER or ID */
 	uint64_t ip;
 	uint32_t pid, tid;
 	uint64_t time;
 	uint64_t addr;
 	uint64_t stream_id;
-	uint32_t cpu;
+	uint32_t cpu; /* UINT32_MAX when the sample_type has no CPU */
 	uint64_t period;
-	uint64_t weight;     /* WEIGHT, or WEIGHT_STRUCT's full u64 (var1_dw in the low 32 bits) */
-	uint64_t data_src;   /* union perf_mem_data_src */
+	uint64_t weight;   /* WEIGHT, or WEIGHT_STRUCT's full u64 (var1_dw in the low 32 bits) */
+	uint64_t data_src; /* union perf_mem_data_src */
 	uint64_t transaction;
 	uint64_t phys_addr;
 	uint64_t cgroup;
 	uint64_t data_page_size;
 	uint64_t code_page_size;
-	const uint8_t *raw;  /* PERF_SAMPLE_RAW payload (points into the parsed body), or NULL */
+	const uint8_t *raw; /* PERF_SAMPLE_RAW payload (points into the parsed body), or NULL */
 	uint32_t raw_size;
 };
 
@@ -44,5 +46,18 @@ struct perf_sample {
  * untouched. */
 int perf_sample_parse(const struct perf_sample_layout *layout, const void *body, size_t len,
 		      struct perf_sample *out);
+
+/* Position of the sample's event id in the body, in u64 words: 0 with IDENTIFIER, the ID
+ * field's position otherwise, -1 when the sample_type carries no id. Lets a reader of a
+ * multi-event stream find the attr of a sample before parsing it. */
+int perf_sample_id_pos(uint64_t sample_type);
+
+/* Bytes of the sample_id trailer that non-sample records carry when sample_id_all is set. */
+size_t perf_sample_id_trailer_size(uint64_t sample_type);
+
+/* Reads one u64 / u32 from an unaligned pointer, swapping bytes when asked (perf.data files
+ * written on a machine of the other byte order). */
+uint64_t perf_rd64(const void *p, bool swapped);
+uint32_t perf_rd32(const void *p, bool swapped);
 
 #endif
