@@ -98,6 +98,9 @@ struct pghotd_config {
 	 * config's tier overrides applied), published together with the config. NULL until
 	 * attached; config_free() does not free it: config_pub's destructor does. */
 	struct topology *topo;
+	/* Publication number, set by config_pub when it publishes the object (0 for the first):
+	 * lets caches built from one config notice a reload. */
+	uint64_t generation;
 };
 
 /* One validation or parse error; text is complete ("FILE:LINE: key: problem; allowed ..."). */

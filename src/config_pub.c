@@ -126,11 +126,12 @@ static void retire(struct config_pub *pub, struct pghotd_config *old, uint64_t t
 void config_pub_swap(struct config_pub *pub, struct pghotd_config *next)
 {
 	struct pghotd_config *old = atomic_load_explicit(&pub->cur, memory_order_relaxed);
-	uint64_t g;
+	uint64_t g = atomic_load_explicit(&pub->gen, memory_order_relaxed) + 1;
 
+	next->generation = g; /* written before the release store below publishes next */
 	atomic_store_explicit(&pub->cur, next, memory_order_release);
 	/* Release pairs with the acquire load of gen in config_pub_get(). */
-	g = atomic_fetch_add_explicit(&pub->gen, 1, memory_order_release) + 1;
+	atomic_store_explicit(&pub->gen, g, memory_order_release); /* main thread: only writer */
 	retire(pub, old, g);
 	config_pub_reclaim(pub);
 }

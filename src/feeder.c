@@ -1,0 +1,118 @@
+/* feeder: access events -> hot table.
+ *
+ * The selection cache holds one word per procs slot: handle (PROCS_HANDLE_BITS) | config
+ * generation (36 bits) | selected (1 bit). A word whose handle or generation differs from the
+ * event's is a miss and is recomputed from /proc; two threads racing on a miss compute the same
+ * verdict, so relaxed loads and stores suffice (the word carries no other data). */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "config.h"
+#include "feeder.h"
+#include "hot_table.h"
+#include "proc_filter.h"
+#include "procs.h"
+#include "promoter.h"
+#include "stats.h"
+
+#define SLOTS	 (1u << 16)
+#define GEN_BITS 36
+#define GEN_MASK ((1ull << GEN_BITS) - 1)
+
+struct feeder {
+	struct feeder_deps d;
+	_Atomic uint64_t verdict[SLOTS];
+};
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int feeder_new(const struct feeder_deps *deps, struct feeder **out)
+{
+	struct feeder *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->d = *deps;
+	if (!f->d.now_ms)
+		f->d.now_ms = monotonic_ms;
+	*out = f; /* calloc: every verdict word is 0, a miss for any valid (non-zero) handle */
+	return 0;
+}
+
+void feeder_free(struct feeder *f)
+{
+	free(f);
+}
+
+struct access_sink feeder_sink(struct feeder *f)
+{
+	return (struct access_sink){.deliver = feeder_deliver, .ctx = f};
+}
+
+static uint64_t verdict_word(uint32_t handle, uint64_t gen, bool selected)
+{
+	return (uint64_t)handle << (GEN_BITS + 1) | (gen & GEN_MASK) << 1 | (selected ? 1 : 0);
+}
+
+static bool selected(struct feeder *f, const struct pghotd_config *cfg, uint32_t handle, pid_t pid)
+{
+	_Atomic uint64_t *w = &f->verdict[handle & (SLOTS - 1)];
+	uint64_t v = atomic_load_explicit(w, memory_order_relaxed); /* self-contained word */
+	struct proc_info info;
+	bool sel;
+
+	if ((v & ~1ull) == (verdict_word(handle, cfg->generation, false)))
+		return v & 1;
+	if (proc_filter_selects_all(cfg))
+		sel = true;
+	else
+		sel = proc_info_read(f->d.procfs_root, pid, &info) == 0 &&
+		      proc_filter_match(cfg, &info);
+	atomic_store_explicit(w, verdict_word(handle, cfg->generation, sel), memory_order_relaxed);
+	return sel;
+}
+
+static void record_one(struct feeder *f, const struct pghotd_config *cfg,
+		       const struct hot_params *hp, const struct access_event *ev, uint64_t now)
+{
+	int64_t h = procs_handle(f->d.procs, ev->pid);
+	int r;
+
+	if (h < 0 || !selected(f, cfg, (uint32_t)h, ev->pid)) {
+		stats_src_add(f->d.stats, ev->source, SS_SAMPLES_DROPPED, 1);
+		return;
+	}
+	r = hot_table_record(
+	    f->d.hot,
+	    &(struct hot_access){
+		.proc = (uint32_t)h, .vaddr = ev->vaddr, .now_ms = now, .node = ev->node},
+	    hp);
+	if (r == 1 && f->d.promoter)
+		promoter_kick_if_full(f->d.promoter);
+	else if (r == -ENOSPC) {
+		stats_add(f->d.stats, ST_HOT_TABLE_QUEUE_FULL, 1);
+		if (f->d.promoter)
+			promoter_kick(f->d.promoter);
+	} else if (r < 0 && r != -EAGAIN)
+		stats_src_add(f->d.stats, ev->source, SS_SAMPLES_DROPPED, 1);
+}
+
+void feeder_deliver(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
+		    size_t n)
+{
+	struct feeder *f = ctx;
+	const struct hot_params hp = {.threshold = cfg->promotion.threshold,
+				      .window_ms = cfg->promotion.window_ms,
+				      .cooldown_ms = cfg->promotion.cooldown_ms};
+	uint64_t now = f->d.now_ms();
+
+	for (size_t i = 0; i < n; i++)
+		record_one(f, cfg, &hp, &ev[i], now);
+}

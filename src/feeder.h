@@ -1,0 +1,39 @@
+/* feeder: the daemon's access sink. Turns access events from any source into hot-table
+ * records: resolves the process identity (procs), applies the `processes` selection (cached
+ * per process and config generation), records the access with the config's threshold and
+ * window, and wakes the promoter when the ready queue fills.
+ *
+ * feeder_deliver() runs on source threads, any number at once; it takes no lock. */
+#ifndef PGHOTD_FEEDER_H
+#define PGHOTD_FEEDER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "access.h"
+
+struct hot_table;
+struct procs;
+struct stats;
+struct promoter;
+
+struct feeder_deps {
+	struct hot_table *hot;
+	struct procs *procs;
+	struct stats *stats;
+	struct promoter *promoter; /* NULL: nobody to wake (replay, tests) */
+	const char *procfs_root;
+	uint64_t (*now_ms)(void); /* NULL: CLOCK_MONOTONIC */
+};
+
+struct feeder;
+
+int feeder_new(const struct feeder_deps *deps, struct feeder **out);
+void feeder_free(struct feeder *f);
+/* The sink sources deliver to. */
+struct access_sink feeder_sink(struct feeder *f);
+/* The access_sink callback itself (ctx is the feeder). */
+void feeder_deliver(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
+		    size_t n);
+
+#endif
