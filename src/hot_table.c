@@ -227,10 +227,12 @@ static bool slot_free(struct hot_table *t, struct hot_slot *s, uint64_t m)
 	if (!atomic_compare_exchange_strong_explicit(&s->meta, &m, busy, memory_order_acq_rel,
 						     memory_order_relaxed))
 		return false;
+	/* Relaxed gauge, but before the key store: the next claimer's increment then happens
+	 * after this decrement, so used never reads above the capacity. */
+	atomic_fetch_sub_explicit(&t->used, 1, memory_order_relaxed);
 	/* Release: pairs with the seq_cst claim CAS in slot_claim(); the claimer then sees meta
 	 * BUSY with this tag. */
 	atomic_store_explicit(&s->key, 0, memory_order_release);
-	atomic_fetch_sub_explicit(&t->used, 1, memory_order_relaxed);
 	return true;
 }
 
