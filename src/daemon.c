@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "config_pub.h"
+#include "engine.h"
 #include "log.h"
 #include "notify.h"
 #include "options.h"
@@ -28,9 +29,11 @@ struct daemon {
 	sd_event *event;
 	struct config_pub *pub;
 	struct stats stats;
-	uint64_t last_bytes; /* promoted bytes at the last status refresh */
-	uint64_t last_usec;  /* time of the last status refresh */
-	int stats_error;     /* last stats write error, to log each new one once */
+	struct engine *engine;
+	struct probe_result probe; /* preflight of the config in force */
+	uint64_t last_bytes;	   /* promoted bytes at the last status refresh */
+	uint64_t last_usec;	   /* time of the last status refresh */
+	int stats_error;	   /* last stats write error, to log each new one once */
 };
 
 static uint64_t now_usec(clockid_t clk)
@@ -106,7 +109,8 @@ static void probe_line(void *ctx, const char *s)
 
 /* Runs the preflight and reports it (to f, or to the log when f is NULL). Returns the exit
  * code the configuration calls for: a source set to "on" that cannot run stops startup. */
-static int preflight(const struct options *opt, const struct pghotd_config *cfg, FILE *f)
+static int preflight(const struct options *opt, const struct pghotd_config *cfg, FILE *f,
+		     struct probe_result *out)
 {
 	struct probe_env env = {.sysfs_root = opt->sysfs_root, .procfs_root = opt->procfs_root};
 	struct probe_result res;
@@ -118,6 +122,8 @@ static int preflight(const struct options *opt, const struct pghotd_config *cfg,
 		return EXIT_FAILED;
 	}
 	probe_describe(&res, cfg->topo, probe_line, f);
+	if (out)
+		*out = res;
 	r = probe_check_required(&res, &which);
 	if (r == 0)
 		return EXIT_OK;
@@ -130,7 +136,8 @@ static void refresh_status(struct daemon *d)
 {
 	const struct pghotd_config *cfg = config_pub_current(d->pub);
 	struct status_info si = {
-	    .source_names = "",
+	    .active_sources = engine_sources_running(d->engine),
+	    .source_names = engine_source_names(d->engine),
 	    .nr_slow = topology_nr_slow(cfg->topo),
 	    .promoted_pages = stats_promoted_pages_total(&d->stats),
 	    .dry_run = cfg->dry_run,
@@ -181,29 +188,41 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	const struct pghotd_config *cfg = config_pub_current(d->pub);
 
 	config_pub_reclaim(d->pub);
+	engine_tick(d->engine);
 	write_stats(d);
 	refresh_status(d);
 	return sd_event_source_set_time(s, usec + (uint64_t)cfg->stats.interval_ms * 1000u);
+}
+
+static void reload_failed(struct daemon *d, const char *why)
+{
+	stats_add(&d->stats, ST_CONFIG_RELOAD_FAILURES, 1);
+	log_event(LOG_LVL_ERR, "reload-failed",
+		  "reload failed, keeping the running configuration: %s", why);
 }
 
 static void reload(struct daemon *d)
 {
 	struct pghotd_config *next = NULL;
 	struct config_errors errs = {0};
+	struct probe_result pr;
 	int r;
 
 	notify_reloading(now_usec(CLOCK_MONOTONIC));
 	r = load_config(&d->opt, &next, &errs);
 	if (r < 0) {
-		stats_add(&d->stats, ST_CONFIG_RELOAD_FAILURES, 1);
 		log_config_errors(&errs, 1);
-		log_event(LOG_LVL_ERR, "reload-failed",
-			  "reload failed, keeping the running configuration: %s",
-			  errs.n ? errs.msg[0]
-				 : (r == -ENXIO ? "cannot read the NUMA topology" : strerror(-r)));
+		reload_failed(
+		    d, errs.n ? errs.msg[0]
+			      : (r == -ENXIO ? "cannot read the NUMA topology" : strerror(-r)));
 		config_errors_clear(&errs);
+	} else if (preflight(&d->opt, next, NULL, &pr) != EXIT_OK) {
+		destroy_config(next);
+		reload_failed(d, "a source set to \"on\" cannot run");
 	} else {
+		/* Preflight ran on next before publication: workers never share it with us. */
 		config_pub_swap(d->pub, next);
+		d->probe = pr;
 		apply_log_level(&d->opt, next);
 		stats_set(&d->stats, ST_CONFIG_THRESHOLD, next->promotion.threshold);
 		stats_add(&d->stats, ST_CONFIG_RELOADS, 1);
@@ -211,7 +230,6 @@ static void reload(struct daemon *d)
 			  "configuration reloaded from %s (%d slow node%s)", d->opt.config_path,
 			  topology_nr_slow(next->topo),
 			  topology_nr_slow(next->topo) == 1 ? "" : "s");
-		preflight(&d->opt, next, NULL);
 	}
 	write_stats(d);
 	notify_ready("reloaded");
@@ -300,6 +318,12 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 {
 	int code, r;
 
+	/* Before any thread exists, so every thread inherits the mask and signals reach only
+	 * the event loop's signalfd. */
+	if (block_signals() < 0) {
+		destroy_config(cfg);
+		return EXIT_FAILED;
+	}
 	r = config_pub_new(cfg, destroy_config, &d->pub);
 	if (r < 0) {
 		destroy_config(cfg);
@@ -309,7 +333,7 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 	stats_set(&d->stats, ST_UP, 1);
 	stats_set(&d->stats, ST_CONFIG_THRESHOLD, cfg->promotion.threshold);
 	stats_set(&d->stats, ST_START_TIME_SECONDS, (uint64_t)time(NULL));
-	code = preflight(&d->opt, cfg, NULL);
+	code = preflight(&d->opt, cfg, NULL, &d->probe);
 	if (code != EXIT_OK)
 		return code;
 	if (topology_nr_slow(cfg->topo) == 0)
@@ -325,7 +349,11 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 	if (r < 0)
 		log_warning_errno(r, "cannot write stats file %s, will retry", cfg->stats.file);
 	d->stats_error = r;
-	if (block_signals() < 0 || setup_events(d) < 0)
+	if (setup_events(d) < 0)
+		return EXIT_FAILED;
+	struct engine_env env = {
+	    .sysfs_root = d->opt.sysfs_root, .procfs_root = d->opt.procfs_root, .stats = &d->stats};
+	if (engine_new(&env, cfg, &d->engine) < 0 || engine_start(d->engine, d->pub, &d->probe) < 0)
 		return EXIT_FAILED;
 	d->last_usec = now_usec(CLOCK_MONOTONIC);
 	log_event(LOG_LVL_NOTICE, "start", "pghotd %s started with %s", PGHOTD_VERSION,
@@ -333,6 +361,8 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 	notify_ready("started");
 	refresh_status(d);
 	r = sd_event_loop(d->event);
+	engine_stop(d->engine);
+	engine_tick(d->engine);
 	stats_set(&d->stats, ST_UP, 0);
 	write_stats(d);
 	return r < 0 ? EXIT_FAILED : EXIT_OK;
@@ -367,11 +397,12 @@ int main(int argc, char **argv)
 		return code;
 	apply_log_level(&d.opt, cfg);
 	if (d.opt.mode == MODE_PROBE) {
-		code = preflight(&d.opt, cfg, stdout);
+		code = preflight(&d.opt, cfg, stdout, NULL);
 		destroy_config(cfg);
 		return code;
 	}
 	code = run(&d, cfg);
+	engine_free(d.engine); /* joins every thread before the configs go */
 	sd_event_unref(d.event);
 	config_pub_free(d.pub);
 	return code;

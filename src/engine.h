@@ -1,0 +1,35 @@
+/* engine: the data path the daemon runs — process registry, hot table, feeder (the sink every
+ * source delivers to), promoter thread, and the source threads — built from the startup
+ * config, started and stopped as one. Main thread only. */
+#ifndef PGHOTD_ENGINE_H
+#define PGHOTD_ENGINE_H
+
+#include "access.h"
+#include "config.h"
+#include "config_pub.h"
+#include "probe.h"
+#include "stats.h"
+
+struct engine;
+
+struct engine_env {
+	const char *sysfs_root;
+	const char *procfs_root;
+	struct stats *stats;
+};
+
+/* Sizes the hot table from cfg->hot_table.capacity (fixed for the daemon's life). */
+int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, struct engine **out);
+/* Starts the promoter and every source the probe found available and the config allows.
+ * Returns the number of sources started, or -errno (nothing left running). */
+int engine_start(struct engine *e, struct config_pub *pub, const struct probe_result *probe);
+/* Called from the main loop every stats interval: gauges, forgetting exited processes. */
+void engine_tick(struct engine *e);
+/* Comma-separated names of running sources ("" when none). */
+const char *engine_source_names(const struct engine *e);
+int engine_sources_running(const struct engine *e);
+/* Stops and joins every thread; idempotent. */
+void engine_stop(struct engine *e);
+void engine_free(struct engine *e);
+
+#endif
