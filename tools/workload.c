@@ -1,0 +1,590 @@
+/* workload: a memory workload for the two-tier testbed (tests/vm/). It places N MiB on the
+ * slow node, hammers a hot subset of it, and records where the pages are over time.
+ *
+ * Placement: mbind(MPOL_BIND, slow node), touch every page, then mbind(MPOL_DEFAULT) on the
+ * range. The reset matters: kernel NUMA balancing never moves pages of a range that keeps a
+ * bind policy, so without it the NUMA-balancing baseline would move nothing.
+ *
+ * Access: the range is cut into units (4 KiB pages, or 2 MiB with --thp on, so a hot unit is a
+ * whole huge page); a seeded shuffle picks fraction*units hot units; each access reads and
+ * writes one cache line of a random page of a hot unit, uniform or Zipf over the hot units.
+ * --phase-change T swaps in a disjoint hot set after T seconds. --cold-sweep S reads every
+ * cold page once every S seconds, the pattern of a backup or GC pass that fools promotion on
+ * first or second touch.
+ *
+ * Output: a TSV time series (seconds, hot pages on the fast node, cold pages on the fast node,
+ * accesses, phase) from move_pages(2) in query mode every --interval seconds, and one summary
+ * line on stdout that scenario scripts parse. Pages are counted in 4 KiB pages. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE	      4096UL
+#define HUGE_PAGE     (2UL << 20)
+#define MPOL_DEFAULT_ 0
+#define MPOL_BIND_    2
+#define MAX_NODE      63
+
+enum pattern { PAT_UNIFORM, PAT_ZIPF };
+
+struct wl_opts {
+	unsigned long size_mib;
+	double hot_fraction;
+	enum pattern pattern;
+	double zipf_s;
+	double phase_change_s; /* 0 = never */
+	bool thp;
+	double cold_sweep_s; /* 0 = never */
+	double duration_s;
+	double interval_s;
+	double rate; /* accesses per second, 0 = as fast as possible */
+	int slow_node;
+	int fast_node;
+	uint64_t seed;
+	bool progress;
+	const char *output;
+	const char *pid_file;
+};
+
+/* The state of a run; the arrays are sized by the page and unit counts. */
+struct wl {
+	struct wl_opts o;
+	char *base;
+	size_t npages;
+	size_t page_per_unit;
+	size_t nunits;
+	size_t nhot;	/* hot units per phase */
+	size_t *order;	/* shuffled unit indices: phase p's hot set is order[p*nhot ..] */
+	bool *hot_page; /* the current phase's hot pages */
+	double *zipf_cdf;
+	void **addrs;
+	int *status;
+	uint64_t rng;
+	uint64_t accesses;
+	int phase;
+	double phase_start;
+	double t95[2]; /* seconds from the phase's start to 95% of its hot set on fast; <0 none */
+	FILE *out;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* splitmix64: small, seedable, good enough to pick pages. */
+static uint64_t wl_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double wl_rand_unit(uint64_t *s)
+{
+	return (double)(wl_rand(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double wl_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Fisher-Yates over the unit indices. */
+static void wl_shuffle(size_t *a, size_t n, uint64_t *rng)
+{
+	for (size_t i = 0; i < n; i++)
+		a[i] = i;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(wl_rand(rng) % i);
+		size_t t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
+/* Cumulative Zipf weights 1/rank^s over n ranks, normalised to end at 1. */
+static void wl_zipf_build(double *cdf, size_t n, double s)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		sum += 1.0 / pow((double)(i + 1), s);
+		cdf[i] = sum;
+	}
+	for (size_t i = 0; i < n; i++)
+		cdf[i] /= sum;
+}
+
+/* The first rank whose cumulative weight reaches u. */
+static size_t wl_zipf_rank(const double *cdf, size_t n, double u)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cdf[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Phase p's hot set: nhot units from the shuffled order, disjoint from phase 0's while the
+ * range has room for both. */
+static size_t wl_hot_unit(const struct wl *w, int phase, size_t i)
+{
+	return w->order[((size_t)phase * w->nhot + i) % w->nunits];
+}
+
+static void wl_mark_phase(struct wl *w, int phase)
+{
+	memset(w->hot_page, 0, w->npages * sizeof(*w->hot_page));
+	for (size_t i = 0; i < w->nhot; i++) {
+		size_t first = wl_hot_unit(w, phase, i) * w->page_per_unit;
+		for (size_t p = 0; p < w->page_per_unit; p++)
+			w->hot_page[first + p] = true;
+	}
+	w->phase = phase;
+}
+
+static long wl_mbind(void *addr, size_t len, int mode, int node)
+{
+	unsigned long mask = node >= 0 ? 1UL << node : 0;
+	return syscall(SYS_mbind, addr, len, mode, node >= 0 ? &mask : NULL,
+		       node >= 0 ? MAX_NODE + 2 : 0, 0);
+}
+
+/* Node of every page into w->status (negative errno for a page not present). */
+static int wl_query(struct wl *w)
+{
+	if (syscall(SYS_move_pages, 0, w->npages, w->addrs, NULL, w->status, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static void wl_count(const struct wl *w, int node, size_t *hot, size_t *cold)
+{
+	size_t h = 0, c = 0;
+	for (size_t i = 0; i < w->npages; i++) {
+		if (w->status[i] != node)
+			continue;
+		if (w->hot_page[i])
+			h++;
+		else
+			c++;
+	}
+	*hot = h;
+	*cold = c;
+}
+
+static int wl_alloc(struct wl *w)
+{
+	size_t len = w->o.size_mib << 20;
+	size_t map_len = len + HUGE_PAGE;
+	char *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	/* 2 MiB alignment so every unit can be one huge page. */
+	w->base = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+	w->npages = len / PAGE;
+	w->page_per_unit = w->o.thp ? HUGE_PAGE / PAGE : 1;
+	w->nunits = w->npages / w->page_per_unit;
+	w->nhot = (size_t)(w->o.hot_fraction * (double)w->nunits + 0.5);
+	if (w->nhot == 0)
+		w->nhot = 1;
+	w->order = calloc(w->nunits, sizeof(*w->order));
+	w->hot_page = calloc(w->npages, sizeof(*w->hot_page));
+	w->zipf_cdf = calloc(w->nhot, sizeof(*w->zipf_cdf));
+	w->addrs = calloc(w->npages, sizeof(*w->addrs));
+	w->status = calloc(w->npages, sizeof(*w->status));
+	if (!w->order || !w->hot_page || !w->zipf_cdf || !w->addrs || !w->status)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->npages; i++)
+		w->addrs[i] = w->base + i * PAGE;
+	return 0;
+}
+
+static int wl_place(struct wl *w)
+{
+	size_t len = w->npages * PAGE;
+	if (madvise(w->base, len, w->o.thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) < 0)
+		fprintf(stderr, "workload: madvise(%s): %s, continuing\n",
+			w->o.thp ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE", strerror(errno));
+	if (wl_mbind(w->base, len, MPOL_BIND_, w->o.slow_node) < 0) {
+		fprintf(stderr, "workload: mbind(node %d): %s\n", w->o.slow_node, strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < w->npages; i++)
+		w->base[i * PAGE] = (char)i;
+	/* Back to the default policy, or NUMA balancing would never move these pages. */
+	if (wl_mbind(w->base, len, MPOL_DEFAULT_, -1) < 0) {
+		fprintf(stderr, "workload: mbind(MPOL_DEFAULT): %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static void wl_touch_hot(struct wl *w)
+{
+	size_t rank = w->o.pattern == PAT_ZIPF
+			  ? wl_zipf_rank(w->zipf_cdf, w->nhot, wl_rand_unit(&w->rng))
+			  : (size_t)(wl_rand(&w->rng) % w->nhot);
+	uint64_t r = wl_rand(&w->rng);
+	size_t page =
+	    wl_hot_unit(w, w->phase, rank) * w->page_per_unit + (size_t)(r % w->page_per_unit);
+	volatile uint64_t *line =
+	    (volatile uint64_t *)(w->base + page * PAGE + ((r >> 32) % 64) * 64);
+	*line += 1;
+	w->accesses++;
+}
+
+static void wl_cold_sweep(struct wl *w)
+{
+	for (size_t i = 0; i < w->npages; i++)
+		if (!w->hot_page[i])
+			(void)*(volatile char *)(w->base + i * PAGE);
+}
+
+static unsigned long wl_thp_kib(void)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	char line[256];
+	unsigned long kib = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %lu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* One row of the time series; also notes when the phase's hot set first reaches 95%. */
+static void wl_sample(struct wl *w, double t, bool show)
+{
+	size_t hot, cold;
+	size_t nhot_pages = w->nhot * w->page_per_unit;
+	if (wl_query(w) < 0) {
+		fprintf(stderr, "workload: move_pages(query): %s\n", strerror(errno));
+		return;
+	}
+	wl_count(w, w->o.fast_node, &hot, &cold);
+	if (w->t95[w->phase] < 0 && (double)hot >= 0.95 * (double)nhot_pages)
+		w->t95[w->phase] = t - w->phase_start;
+	if (w->out)
+		fprintf(w->out, "%.2f\t%zu\t%zu\t%llu\t%d\n", t, hot, cold,
+			(unsigned long long)w->accesses, w->phase);
+	if (show)
+		fprintf(stderr,
+			"workload: %6.1f s  hot on node %d: %zu/%zu (%.1f%%)  cold on node %d: %zu "
+			" accesses: %llu\n",
+			t, w->o.fast_node, hot, nhot_pages,
+			100.0 * (double)hot / (double)nhot_pages, w->o.fast_node, cold,
+			(unsigned long long)w->accesses);
+}
+
+static void wl_pace(const struct wl *w, double t)
+{
+	double ahead = (double)w->accesses / w->o.rate - t;
+	if (ahead > 0.001) {
+		struct timespec ts = {(time_t)ahead, (long)((ahead - (double)(time_t)ahead) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void wl_loop(struct wl *w)
+{
+	double start = wl_now(), t = 0;
+	double next_sample = 0, next_sweep = w->o.cold_sweep_s, next_progress = 0;
+	wl_sample(w, 0, w->o.progress);
+	next_sample = w->o.interval_s;
+	while (!stop_requested && t < w->o.duration_s) {
+		for (int i = 0; i < 1024; i++)
+			wl_touch_hot(w);
+		t = wl_now() - start;
+		if (w->o.phase_change_s > 0 && w->phase == 0 && t >= w->o.phase_change_s) {
+			wl_mark_phase(w, 1);
+			w->phase_start = t;
+		}
+		if (w->o.cold_sweep_s > 0 && t >= next_sweep) {
+			wl_cold_sweep(w);
+			next_sweep += w->o.cold_sweep_s;
+		}
+		if (t >= next_sample) {
+			bool show = w->o.progress && t >= next_progress;
+			wl_sample(w, t, show);
+			while (next_progress <= t)
+				next_progress += 1.0;
+			next_sample += w->o.interval_s;
+		}
+		if (w->o.rate > 0)
+			wl_pace(w, t);
+	}
+	wl_sample(w, wl_now() - start, w->o.progress);
+}
+
+static void wl_summary(struct wl *w, size_t start_on_slow)
+{
+	size_t hot, cold;
+	size_t nhot_pages = w->nhot * w->page_per_unit;
+	size_t ncold = w->npages - nhot_pages;
+	wl_count(w, w->o.fast_node, &hot, &cold);
+	printf(
+	    "workload: pages=%zu hot_pages=%zu start_on_slow=%zu hot_on_fast=%zu cold_on_fast=%zu"
+	    " hot_fast_fraction=%.4f cold_moved_fraction=%.4f accesses=%llu thp_kib=%lu",
+	    w->npages, nhot_pages, start_on_slow, hot, cold, (double)hot / (double)nhot_pages,
+	    ncold ? (double)cold / (double)ncold : 0.0, (unsigned long long)w->accesses,
+	    wl_thp_kib());
+	for (int p = 0; p <= (w->o.phase_change_s > 0 ? 1 : 0); p++) {
+		if (w->t95[p] >= 0)
+			printf(" t95_hot%s=%.2f", p ? "_phase2" : "", w->t95[p]);
+		else
+			printf(" t95_hot%s=none", p ? "_phase2" : "");
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+static void wl_usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "Usage: workload [OPTION]...\n"
+	    "Places a buffer on the slow node, accesses a hot set of it and records page "
+	    "placement.\n\n"
+	    "  -s, --size-mib N        buffer size in MiB (64)\n"
+	    "  -f, --hot-fraction F    fraction of the buffer that is hot, 0 < F <= 1 (0.1)\n"
+	    "  -p, --pattern P         uniform or zipf (uniform)\n"
+	    "      --zipf-s S          Zipf exponent (1.0)\n"
+	    "      --phase-change T    move the hot set after T seconds (never)\n"
+	    "      --thp on|off        huge pages; with on, hot units are 2 MiB (off)\n"
+	    "      --cold-sweep S      read every cold page once every S seconds (never)\n"
+	    "  -d, --duration T        seconds of access (10)\n"
+	    "  -i, --interval T        seconds between placement samples (0.5)\n"
+	    "      --rate N            accesses per second, 0 = as fast as possible (0)\n"
+	    "      --slow-node N       node the buffer starts on (1)\n"
+	    "      --fast-node N       node counted as fast (0)\n"
+	    "      --seed N            hot set and access seed (1)\n"
+	    "  -o, --output FILE       TSV time series (none; - for stdout)\n"
+	    "      --report-pid FILE   write the pid here once the buffer is placed\n"
+	    "      --progress          a progress line on stderr every second\n"
+	    "Summary line on stdout: workload: pages= hot_pages= start_on_slow= hot_on_fast=\n"
+	    "cold_on_fast= hot_fast_fraction= cold_moved_fraction= accesses= thp_kib= t95_hot=\n");
+}
+
+static int wl_parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= min && v <= max))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_ZIPF_S = 256,
+	OPT_PHASE,
+	OPT_THP,
+	OPT_SWEEP,
+	OPT_RATE,
+	OPT_SLOW,
+	OPT_FAST,
+	OPT_SEED,
+	OPT_PID,
+	OPT_PROGRESS
+};
+
+static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
+{
+	double v;
+	switch (c) {
+	case 's':
+		if (wl_parse_double(arg, 2, 1 << 20, &v) < 0)
+			return -EINVAL;
+		o->size_mib = (unsigned long)v;
+		return 0;
+	case 'f':
+		return wl_parse_double(arg, 1e-6, 1, &o->hot_fraction);
+	case 'p':
+		if (!strcmp(arg, "uniform"))
+			o->pattern = PAT_UNIFORM;
+		else if (!strcmp(arg, "zipf"))
+			o->pattern = PAT_ZIPF;
+		else
+			return -EINVAL;
+		return 0;
+	case OPT_ZIPF_S:
+		return wl_parse_double(arg, 0, 10, &o->zipf_s);
+	case OPT_PHASE:
+		return wl_parse_double(arg, 0, 1e6, &o->phase_change_s);
+	case OPT_THP:
+		if (strcmp(arg, "on") && strcmp(arg, "off"))
+			return -EINVAL;
+		o->thp = !strcmp(arg, "on");
+		return 0;
+	case OPT_SWEEP:
+		return wl_parse_double(arg, 0, 1e6, &o->cold_sweep_s);
+	case 'd':
+		return wl_parse_double(arg, 0, 1e6, &o->duration_s);
+	case 'i':
+		return wl_parse_double(arg, 0.01, 1e6, &o->interval_s);
+	case OPT_RATE:
+		return wl_parse_double(arg, 0, 1e12, &o->rate);
+	case OPT_SLOW:
+	case OPT_FAST:
+		if (wl_parse_double(arg, 0, MAX_NODE, &v) < 0)
+			return -EINVAL;
+		*(c == OPT_SLOW ? &o->slow_node : &o->fast_node) = (int)v;
+		return 0;
+	case OPT_SEED:
+		if (wl_parse_double(arg, 0, 1e15, &v) < 0)
+			return -EINVAL;
+		o->seed = (uint64_t)v;
+		return 0;
+	case 'o':
+		o->output = arg;
+		return 0;
+	case OPT_PID:
+		o->pid_file = arg;
+		return 0;
+	case OPT_PROGRESS:
+		o->progress = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int wl_parse(int argc, char **argv, struct wl_opts *o)
+{
+	static const struct option longopts[] = {
+	    {"size-mib", required_argument, NULL, 's'},
+	    {"hot-fraction", required_argument, NULL, 'f'},
+	    {"pattern", required_argument, NULL, 'p'},
+	    {"zipf-s", required_argument, NULL, OPT_ZIPF_S},
+	    {"phase-change", required_argument, NULL, OPT_PHASE},
+	    {"thp", required_argument, NULL, OPT_THP},
+	    {"cold-sweep", required_argument, NULL, OPT_SWEEP},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"rate", required_argument, NULL, OPT_RATE},
+	    {"slow-node", required_argument, NULL, OPT_SLOW},
+	    {"fast-node", required_argument, NULL, OPT_FAST},
+	    {"seed", required_argument, NULL, OPT_SEED},
+	    {"output", required_argument, NULL, 'o'},
+	    {"report-pid", required_argument, NULL, OPT_PID},
+	    {"progress", no_argument, NULL, OPT_PROGRESS},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "s:f:p:d:i:o:h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			wl_usage(stdout);
+			exit(0);
+		}
+		if (c == '?' || wl_parse_one(o, c, optarg) < 0) {
+			if (c != '?')
+				fprintf(stderr, "workload: bad value for option: %s\n",
+					argv[optind - 1]);
+			wl_usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "workload: unexpected argument: %s\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->thp && o->size_mib % 2) {
+		fprintf(stderr, "workload: --thp on needs an even --size-mib\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int wl_write_pid(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "workload: cannot write %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int wl_open_output(struct wl *w)
+{
+	if (!w->o.output)
+		return 0;
+	w->out = strcmp(w->o.output, "-") ? fopen(w->o.output, "w") : stdout;
+	if (!w->out) {
+		fprintf(stderr, "workload: cannot open %s: %s\n", w->o.output, strerror(errno));
+		return -errno;
+	}
+	setvbuf(w->out, NULL, _IOLBF, 0);
+	fprintf(w->out, "# seconds\thot_node%d\tcold_node%d\taccesses\tphase\n", w->o.fast_node,
+		w->o.fast_node);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct wl w = {
+	    .o = {.size_mib = 64,
+		  .hot_fraction = 0.1,
+		  .zipf_s = 1.0,
+		  .duration_s = 10,
+		  .interval_s = 0.5,
+		  .slow_node = 1,
+		  .fast_node = 0,
+		  .seed = 1},
+	    .t95 = {-1, -1},
+	};
+	size_t on_slow = 0, ignored;
+	if (wl_parse(argc, argv, &w.o) < 0)
+		return 2;
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	if (wl_alloc(&w) < 0) {
+		fprintf(stderr, "workload: cannot allocate %lu MiB: %s\n", w.o.size_mib,
+			strerror(ENOMEM));
+		return 1;
+	}
+	w.rng = w.o.seed;
+	wl_shuffle(w.order, w.nunits, &w.rng);
+	wl_zipf_build(w.zipf_cdf, w.nhot, w.o.zipf_s);
+	wl_mark_phase(&w, 0);
+	if (wl_place(&w) < 0 || wl_query(&w) < 0)
+		return 1;
+	wl_count(&w, w.o.slow_node, &on_slow, &ignored);
+	on_slow += ignored;
+	fprintf(stderr, "workload: %zu pages (%zu hot in %zu-page units, %s), %zu on node %d\n",
+		w.npages, w.nhot * w.page_per_unit, w.page_per_unit,
+		w.o.pattern == PAT_ZIPF ? "zipf" : "uniform", on_slow, w.o.slow_node);
+	if (wl_open_output(&w) < 0)
+		return 1;
+	if (w.o.pid_file && wl_write_pid(w.o.pid_file) < 0)
+		return 1;
+	wl_loop(&w);
+	wl_summary(&w, on_slow);
+	if (w.out && w.out != stdout)
+		fclose(w.out);
+	return 0;
+}
