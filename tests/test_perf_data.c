@@ -123,7 +123,8 @@ struct seen {
 	int n;
 	uint32_t pid[64];
 	uint64_t addr[64];
-	const struct perf_data_attr *attr[64];
+	const struct perf_data_attr *attr[64]; /* valid while the file is open */
+	uint64_t regs_user[64];		       /* the attr's, copied while it was */
 	int others;
 };
 
@@ -136,6 +137,7 @@ static void on_sample(void *ctx, const struct perf_data_attr *a, const struct pe
 	if (v->n < 64) {
 		v->pid[v->n] = s->pid;
 		v->addr[v->n] = s->addr;
+		v->regs_user[v->n] = a->layout.sample_regs_user;
 		v->attr[v->n++] = a;
 	}
 }
@@ -190,7 +192,7 @@ static void reads_samples_with_every_attr_size_perf_has_written(void **state)
 		assert_int_equal(c.samples, 1);
 		assert_int_equal(v.pid[0], 42);
 		assert_int_equal(v.addr[0], 0x7f0000003000);
-		assert_int_equal(v.attr[0]->layout.sample_regs_user, holds_regs ? 0x3 : 0);
+		assert_int_equal(v.regs_user[0], holds_regs ? 0x3 : 0);
 	}
 }
 
