@@ -1,0 +1,1001 @@
+/* abit_idle: the Accessed-bit source (page_idle scanning of slow-tier pages). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "abit_idle.h"
+#include "config_pub.h"
+#include "log.h"
+#include "pagemap.h"
+#include "proc_filter.h"
+#include "stats.h"
+#include "token_bucket.h"
+#include "topology.h"
+
+#define REGION_BYTES (ABIT_REGION_PAGES * PAGEMAP_PAGE_SIZE)
+/* A bitmap write may span this many untouched words: writing a 0 bit costs the kernel
+ * nothing, while each extra call costs a syscall. */
+#define MARK_MAX_GAP 16
+
+/* Cached pagemap decode of one page of a region: the PFN seen at the last scan, plus
+ * whether its kpageflags were checked for that PFN (KNOWN) and it is marked idle (TRACKED).
+ * A slow page not on an LRU list stays unKNOWN, so it is looked at again next scan. */
+#define ENT_PFN	    PAGEMAP_PFN_MASK
+#define ENT_KNOWN   (UINT64_C(1) << 63)
+#define ENT_TRACKED (UINT64_C(1) << 62)
+
+struct abit_region {
+	uint64_t start;
+	uint32_t npages;
+	uint32_t ntracked;
+	uint16_t interval;   /* rounds between scans */
+	uint16_t idle_scans; /* consecutive scans without an access */
+	uint64_t next_round;
+	uint64_t *ent; /* [npages]; NULL while the region holds no slow page */
+};
+
+struct abit_proc {
+	pid_t pid;
+	uint64_t starttime;
+	size_t nreg;
+	struct abit_region *reg;
+	bool gone;
+	int cpu, node; /* where it last ran; read once per round, when it has accesses */
+	bool cpu_read;
+};
+
+struct abit {
+	char *procfs_root, *sysfs_root;
+	struct access_sink sink;
+	struct stats *stats;
+	const struct idle_io_ops *ops;
+	pid_t self_pid;
+	int bitmap_fd, kpf_fd;
+
+	struct abit_proc *procs; /* sorted by pid */
+	size_t nprocs;
+	uint64_t round;
+	uint64_t last_refresh, cfg_generation;
+	bool refreshed;
+	struct token_bucket budget;
+	bool budget_init;
+	pid_t cur_pid; /* where the last round's budget ran out */
+	uint64_t cur_vaddr;
+	bool pfn_seen; /* some present page showed a non-zero PFN */
+	char reason[256];
+
+	/* Per-round scratch. */
+	const struct pghotd_config *cfg;
+	uint64_t now_ns;
+	uint64_t scanned, found;
+	int error;
+	struct access_event ev[ABIT_EVENT_BATCH];
+	size_t nev;
+	uint64_t pm[ABIT_REGION_PAGES];
+	uint64_t pfns[ABIT_REGION_PAGES];
+	uint32_t idx[ABIT_REGION_PAGES];
+	struct idle_words words;
+
+	pthread_t thread;
+	int efd;
+	atomic_bool stop;
+	struct config_pub *pub;
+	int slot;
+	bool running;
+};
+
+/* ---- small helpers --------------------------------------------------------------------- */
+
+static uint64_t abit_now_ns(const struct abit *a)
+{
+	return a->ops->now_ns(a->ops->ctx);
+}
+
+static void abit_stat_add(struct abit *a, enum stat_src_counter c, uint64_t n)
+{
+	if (a->stats)
+		stats_src_add(a->stats, SRC_ABIT, c, n);
+}
+
+static void abit_set_active(struct abit *a, int active)
+{
+	if (a->stats)
+		stats_source_active(a->stats, SRC_ABIT, active);
+}
+
+/* Reads a whole procfs file into a growing buffer; -errno (ENOENT for a gone process). */
+static int read_text(const char *path, char **out)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	int fd, r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : 0;
+			break;
+		}
+		len += (size_t)n;
+		if (cap - len - 1 == 0) {
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return 0;
+}
+
+static bool errno_means_gone(int r)
+{
+	return r == -ENOENT || r == -ESRCH;
+}
+
+static int proc_read_stat(const struct abit *a, pid_t pid, uint64_t *start, int *cpu)
+{
+	char path[PATH_MAX], *text;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", a->procfs_root, (int)pid);
+	r = read_text(path, &text);
+	if (r < 0)
+		return errno_means_gone(r) ? -ESRCH : r;
+	r = stat_parse_start_cpu(text, start, cpu);
+	free(text);
+	return r;
+}
+
+/* ---- process list and regions ---------------------------------------------------------- */
+
+static void regions_free(struct abit_region *reg, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(reg[i].ent);
+	free(reg);
+}
+
+static void procs_free_all(struct abit_proc *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		regions_free(p[i].reg, p[i].nreg);
+	free(p);
+}
+
+/* Appends the 2 MiB-aligned pieces of [start, end) to *reg. */
+static int regions_cut(uint64_t start, uint64_t end, struct abit_region **reg, size_t *n,
+		       size_t *cap, uint64_t round)
+{
+	while (start < end) {
+		uint64_t stop = (start / REGION_BYTES + 1) * REGION_BYTES;
+
+		if (stop > end)
+			stop = end;
+		if (*n == *cap) {
+			size_t c = *cap ? *cap * 2 : 16;
+			struct abit_region *bigger = realloc(*reg, c * sizeof(*bigger));
+
+			if (!bigger)
+				return -ENOMEM;
+			*reg = bigger;
+			*cap = c;
+		}
+		(*reg)[(*n)++] = (struct abit_region){
+		    .start = start,
+		    .npages = (uint32_t)((stop - start) / PAGEMAP_PAGE_SIZE),
+		    .interval = 1,
+		    .next_round = round,
+		};
+		start = stop;
+	}
+	return 0;
+}
+
+/* Regions of every trackable VMA listed in maps text, in address order. */
+static int regions_from_maps(const char *text, uint64_t round, struct abit_region **out,
+			     size_t *nout)
+{
+	struct abit_region *reg = NULL;
+	size_t n = 0, cap = 0;
+
+	for (const char *line = text; *line;) {
+		struct maps_vma v;
+		const char *nl = strchr(line, '\n');
+
+		if (maps_parse_line(line, &v) == 0 && v.readable && !v.special &&
+		    regions_cut(v.start, v.end, &reg, &n, &cap, round) < 0) {
+			regions_free(reg, n);
+			return -ENOMEM;
+		}
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	*out = reg;
+	*nout = n;
+	return 0;
+}
+
+/* Carries scan state (cache, interval) from the old regions to the new ones with the same
+ * range; frees the cache of regions that went away. Both lists are in address order. */
+static void regions_inherit(struct abit_region *old, size_t nold, struct abit_region *nw,
+			    size_t nnew)
+{
+	size_t i = 0;
+
+	for (size_t j = 0; j < nnew; j++) {
+		while (i < nold && old[i].start < nw[j].start) {
+			free(old[i].ent);
+			old[i++].ent = NULL;
+		}
+		if (i < nold && old[i].start == nw[j].start && old[i].npages == nw[j].npages) {
+			nw[j] = old[i];
+			old[i++].ent = NULL;
+		}
+	}
+}
+
+static struct abit_proc *procs_find(struct abit_proc *p, size_t n, pid_t pid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && p[lo].pid == pid ? &p[lo] : NULL;
+}
+
+static bool proc_selected(const struct abit *a, const struct pghotd_config *cfg, pid_t pid)
+{
+	struct proc_info info;
+
+	if (pid == a->self_pid)
+		return false;
+	/* Kernel threads have no VMAs, so with no selection rules reading their info is
+	 * wasted: the maps read finds nothing. */
+	if (proc_filter_selects_all(cfg))
+		return true;
+	if (proc_info_read(a->procfs_root, pid, &info) < 0)
+		return false;
+	return !info.kernel_thread && proc_filter_match(cfg, &info);
+}
+
+/* Builds the state of pid for the new list, reusing what old knew if it is the same
+ * process (same start time). 0 with *out filled, or -errno (-ESRCH: gone, skip it). */
+static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct abit_proc *out)
+{
+	struct abit_proc p = {.pid = pid, .cpu = -1, .node = -1};
+	char path[PATH_MAX], *text;
+	int cpu, r = proc_read_stat(a, pid, &p.starttime, &cpu);
+
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s/%d/maps", a->procfs_root, (int)pid);
+	r = read_text(path, &text);
+	if (r < 0)
+		return errno_means_gone(r) ? -ESRCH : r;
+	r = regions_from_maps(text, a->round, &p.reg, &p.nreg);
+	free(text);
+	if (r < 0)
+		return r;
+	if (!p.nreg) {
+		/* A kernel thread, or nothing mapped that could be tracked. */
+		free(p.reg);
+		return -ESRCH;
+	}
+	if (old && old->starttime == p.starttime)
+		regions_inherit(old->reg, old->nreg, p.reg, p.nreg);
+	*out = p;
+	return 0;
+}
+
+static int cmp_pid(const void *x, const void *y)
+{
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* Numeric entries of the procfs root, sorted. */
+static int list_pids(const char *root, pid_t **out, size_t *nout)
+{
+	DIR *d = opendir(root);
+	pid_t *pids = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+
+		if (!isdigit((unsigned char)de->d_name[0]) || *end || v <= 0 || v > INT_MAX)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 256;
+			pid_t *bigger = realloc(pids, c * sizeof(*bigger));
+
+			if (!bigger) {
+				free(pids);
+				closedir(d);
+				return -ENOMEM;
+			}
+			pids = bigger;
+			cap = c;
+		}
+		pids[n++] = (pid_t)v;
+	}
+	closedir(d);
+	if (n)
+		qsort(pids, n, sizeof(*pids), cmp_pid);
+	*out = pids;
+	*nout = n;
+	return 0;
+}
+
+/* Re-reads the selected processes and their VMAs, keeping what is known of unchanged
+ * regions. On failure the old list stays. */
+static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
+{
+	struct abit_proc *np;
+	pid_t *pids = NULL;
+	size_t n = 0, k = 0;
+	int r = list_pids(a->procfs_root, &pids, &n);
+
+	if (r < 0)
+		return r;
+	np = calloc(n ? n : 1, sizeof(*np));
+	if (!np) {
+		free(pids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!proc_selected(a, cfg, pids[i]))
+			continue;
+		r = proc_build(a, pids[i], procs_find(a->procs, a->nprocs, pids[i]), &np[k]);
+		if (r == -ENOMEM) {
+			procs_free_all(np, k);
+			free(pids);
+			return r;
+		}
+		if (r == 0)
+			k++;
+		/* Other failures: the process exited, or is not ours to read; skip it. */
+	}
+	free(pids);
+	procs_free_all(a->procs, a->nprocs);
+	a->procs = np;
+	a->nprocs = k;
+	return 0;
+}
+
+static void abit_drop_gone(struct abit *a)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->nprocs; i++) {
+		if (a->procs[i].gone) {
+			regions_free(a->procs[i].reg, a->procs[i].nreg);
+			continue;
+		}
+		a->procs[k++] = a->procs[i];
+	}
+	a->nprocs = k;
+}
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+static void abit_flush(struct abit *a)
+{
+	access_deliver(&a->sink, a->cfg, a->ev, a->nev);
+	a->found += a->nev;
+	a->nev = 0;
+}
+
+static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint64_t pfn)
+{
+	const struct topology *t = a->cfg->topo;
+
+	if (!p->cpu_read) {
+		uint64_t start;
+
+		p->cpu_read = true;
+		if (proc_read_stat(a, p->pid, &start, &p->cpu) < 0)
+			p->cpu = -1;
+		p->node = p->cpu >= 0 && t ? topology_cpu_node(t, p->cpu) : -1;
+	}
+	a->ev[a->nev++] = (struct access_event){
+	    .pid = p->pid,
+	    .tid = p->pid,
+	    .vaddr = vaddr,
+	    .paddr = pfn << PAGEMAP_PAGE_SHIFT,
+	    .cpu = p->cpu,
+	    .node = p->node,
+	    .time_ns = a->now_ns,
+	    .source = SRC_ABIT,
+	    .kind = ACCESS_UNKNOWN,
+	};
+	if (a->nev == ABIT_EVENT_BATCH)
+		abit_flush(a);
+}
+
+/* ---- scanning one region ---------------------------------------------------------------- */
+
+static bool pfn_is_slow(const struct topology *t, uint64_t pfn)
+{
+	return t && pfn && topology_node_is_slow(t, topology_node_of_pfn(t, pfn));
+}
+
+/* Reads back the bitmap words of the region's tracked PFNs. */
+static int region_fetch(struct abit *a, const struct abit_region *g)
+{
+	size_t n = 0;
+	int r;
+
+	idle_words_reset(&a->words);
+	if (!g->ent || !g->ntracked)
+		return 0;
+	for (uint32_t i = 0; i < g->npages; i++)
+		if (g->ent[i] & ENT_TRACKED)
+			a->pfns[n++] = g->ent[i] & ENT_PFN;
+	r = idle_words_build(&a->words, a->pfns, n);
+	if (r < 0)
+		return r;
+	r = idle_words_fetch(a->ops, a->bitmap_fd, &a->words);
+	return r < 0 ? r : 0;
+}
+
+/* Reads the region's pagemap entries into a->pm. -ESRCH when the process is gone (the
+ * kernel returns end of file once its mm is released). */
+static int region_read_pagemap(struct abit *a, int fd, const struct abit_region *g)
+{
+	size_t len = (size_t)g->npages * 8;
+	ssize_t n = idle_io_read_full(a->ops, fd, a->pm, len, g->start / PAGEMAP_PAGE_SIZE * 8);
+
+	if (n < 0)
+		return errno_means_gone((int)n) ? -ESRCH : (int)n;
+	if (n == 0)
+		return -ESRCH;
+	memset((char *)a->pm + n, 0, len - (size_t)n);
+	return 0;
+}
+
+/* Compares the fresh pagemap with the cache: reports tracked pages whose bit was cleared and
+ * whose PFN did not change, drops pages that left the slow tier, and lists in a->idx the
+ * slow pages whose kpageflags must be (re)read. Returns how many, or -EPERM for hidden
+ * PFNs, -ENOMEM. *accessed counts the accesses reported. */
+static int region_compare(struct abit *a, struct abit_proc *p, struct abit_region *g,
+			  unsigned *accessed)
+{
+	const struct topology *t = a->cfg->topo;
+	unsigned hidden = 0, present = 0;
+	int nneed = 0;
+
+	for (uint32_t i = 0; i < g->npages; i++) {
+		uint64_t pfn = pagemap_pfn(a->pm[i]);
+		uint64_t old = g->ent ? g->ent[i] : 0;
+		bool slow = pfn_is_slow(t, pfn);
+
+		present += pagemap_present(a->pm[i]);
+		hidden += pagemap_present(a->pm[i]) && !pfn;
+		if ((old & ENT_TRACKED) && slow && (old & ENT_PFN) == pfn &&
+		    !idle_words_idle(&a->words, pfn)) {
+			abit_emit(a, p, g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE, pfn);
+			(*accessed)++;
+		}
+		if (!slow) {
+			if (g->ent)
+				g->ent[i] = 0;
+			continue;
+		}
+		if (!g->ent) {
+			g->ent = calloc(g->npages, sizeof(*g->ent));
+			if (!g->ent)
+				return -ENOMEM;
+		}
+		if ((old & ENT_KNOWN) && (old & ENT_PFN) == pfn)
+			continue;
+		g->ent[i] = pfn;
+		a->idx[nneed++] = i;
+	}
+	if (present > hidden)
+		a->pfn_seen = true;
+	if (hidden && !a->pfn_seen)
+		return -EPERM;
+	return nneed;
+}
+
+/* Classifies the listed pages from kpageflags, one pread per run of consecutive PFNs. */
+static int region_learn(struct abit *a, struct abit_region *g, int nneed)
+{
+	uint64_t flags[ABIT_REGION_PAGES];
+
+	for (int i = 0; i < nneed;) {
+		uint64_t first = g->ent[a->idx[i]] & ENT_PFN;
+		int j = i + 1;
+		ssize_t n;
+
+		while (j < nneed && (g->ent[a->idx[j]] & ENT_PFN) == first + (uint64_t)(j - i))
+			j++;
+		n = idle_io_read_full(a->ops, a->kpf_fd, flags, (size_t)(j - i) * 8, first * 8);
+		if (n < 0)
+			return (int)n;
+		for (int k = i; k < j; k++) {
+			uint64_t f = (size_t)(k - i) * 8 < (size_t)n ? flags[k - i] : 0;
+			enum kpf_class c = kpf_classify(f);
+			uint64_t *e = &g->ent[a->idx[k]];
+
+			if (c == KPF_CLASS_PAGE || c == KPF_CLASS_THP_HEAD)
+				*e |= ENT_KNOWN | ENT_TRACKED;
+			else if (c == KPF_CLASS_THP_TAIL)
+				*e |= ENT_KNOWN;
+		}
+		i = j;
+	}
+	return 0;
+}
+
+/* Marks the region's tracked pages idle again. */
+static int region_mark(struct abit *a, struct abit_region *g)
+{
+	size_t n = 0;
+	int r;
+
+	if (g->ent)
+		for (uint32_t i = 0; i < g->npages; i++)
+			if (g->ent[i] & ENT_TRACKED)
+				a->pfns[n++] = g->ent[i] & ENT_PFN;
+	g->ntracked = (uint32_t)n;
+	if (!n) {
+		/* Nothing slow left: keep no cache for it. */
+		bool any = false;
+
+		for (uint32_t i = 0; g->ent && i < g->npages && !any; i++)
+			any = g->ent[i] != 0;
+		if (!any) {
+			free(g->ent);
+			g->ent = NULL;
+		}
+		return 0;
+	}
+	r = idle_words_build(&a->words, a->pfns, n);
+	if (r < 0)
+		return r;
+	r = idle_words_mark(a->ops, a->bitmap_fd, &a->words, MARK_MAX_GAP);
+	return r < 0 ? r : 0;
+}
+
+static void region_adapt(struct abit_region *g, unsigned accessed, uint64_t round)
+{
+	if (accessed) {
+		g->interval = 1;
+		g->idle_scans = 0;
+	} else if (++g->idle_scans >= ABIT_BACKOFF_SCANS && g->interval < ABIT_MAX_INTERVAL) {
+		g->interval *= 2;
+		g->idle_scans = 0;
+	}
+	g->next_round = round + g->interval;
+}
+
+static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *g, int fd)
+{
+	unsigned accessed = 0;
+	int r = region_fetch(a, g);
+
+	if (r < 0)
+		return r;
+	/* The pagemap is read after the bitmap, so a page that moved before its bit was read
+	 * shows a new PFN here and is not reported. */
+	r = region_read_pagemap(a, fd, g);
+	if (r < 0)
+		return r;
+	a->scanned += g->npages;
+	r = region_compare(a, p, g, &accessed);
+	if (r > 0)
+		r = region_learn(a, g, r);
+	if (r < 0)
+		return r;
+	r = region_mark(a, g);
+	if (r < 0)
+		return r;
+	region_adapt(g, accessed, a->round);
+	return 0;
+}
+
+/* ---- one round -------------------------------------------------------------------------- */
+
+static bool stopping(struct abit *a)
+{
+	/* acquire: pairs with the release store in abit_stop(). */
+	return atomic_load_explicit(&a->stop, memory_order_acquire);
+}
+
+static int open_pagemap(const struct abit *a, pid_t pid)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/pagemap", a->procfs_root, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Scans the due regions of p from region index from, while the budget lasts. Returns 1 when
+ * the budget ran out (cursor saved), 0 when done with p, -EPERM when the source became
+ * unavailable. Other errors are remembered in a->error and end p's scan for this round. */
+static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to)
+{
+	int fd = -1, r = 0;
+
+	for (size_t i = from; i < to && !p->gone; i++) {
+		struct abit_region *g = &p->reg[i];
+
+		if (g->next_round > a->round)
+			continue;
+		if (!token_bucket_take(&a->budget, g->npages)) {
+			a->cur_pid = p->pid;
+			a->cur_vaddr = g->start;
+			r = 1;
+			break;
+		}
+		if (fd < 0)
+			fd = open_pagemap(a, p->pid);
+		if (fd < 0) {
+			/* Exited, or not ours to read: neither is worth a log line. */
+			p->gone = errno_means_gone(fd) || fd == -EACCES || fd == -EPERM;
+			break;
+		}
+		r = region_scan(a, p, g, fd);
+		if (r == -ESRCH) {
+			p->gone = true;
+			r = 0;
+		} else if (r == -EPERM) {
+			break;
+		} else if (r < 0) {
+			a->error = a->error ? a->error : r;
+			r = 0;
+			break;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	abit_flush(a);
+	return r;
+}
+
+/* Position of the cursor: first region of the process at or after (cur_pid, cur_vaddr). */
+static void cursor_locate(const struct abit *a, size_t *pi, size_t *ri)
+{
+	*pi = 0;
+	*ri = 0;
+	while (*pi < a->nprocs && a->procs[*pi].pid < a->cur_pid)
+		(*pi)++;
+	if (*pi == a->nprocs) {
+		*pi = 0;
+		return;
+	}
+	if (a->procs[*pi].pid != a->cur_pid)
+		return;
+	while (*ri < a->procs[*pi].nreg && a->procs[*pi].reg[*ri].start < a->cur_vaddr)
+		(*ri)++;
+}
+
+/* Visits every region once, starting at the cursor, so a budget too small for one round
+ * still reaches every region over several. */
+static int abit_scan_all(struct abit *a)
+{
+	size_t p0, r0;
+	int r = 0;
+
+	cursor_locate(a, &p0, &r0);
+	for (size_t k = 0; k <= a->nprocs && r == 0 && !stopping(a); k++) {
+		size_t pi = (p0 + k) % (a->nprocs ? a->nprocs : 1);
+		struct abit_proc *p;
+
+		if (!a->nprocs)
+			break;
+		p = &a->procs[pi];
+		p->cpu_read = false;
+		if (k == 0)
+			r = proc_scan(a, p, r0, p->nreg);
+		else if (k == a->nprocs)
+			r = r0 ? proc_scan(a, p, 0, r0) : 0; /* the part before the cursor */
+		else
+			r = proc_scan(a, p, 0, p->nreg);
+	}
+	return r < 0 ? r : 0;
+}
+
+static void abit_configure_budget(struct abit *a, const struct pghotd_config *cfg)
+{
+	uint64_t rate = cfg->sources.abit.max_pages_per_sec;
+	uint64_t burst = rate * cfg->sources.abit.scan_interval_ms / 1000;
+	uint64_t now_ms = a->now_ns / 1000000;
+
+	/* A burst below one region would stall it; the bucket's debt rule keeps the long-run
+	 * rate anyway. */
+	if (burst < ABIT_REGION_PAGES)
+		burst = ABIT_REGION_PAGES;
+	if (!a->budget_init) {
+		token_bucket_init(&a->budget, rate, burst, now_ms);
+		a->budget_init = true;
+	} else {
+		token_bucket_configure(&a->budget, rate, burst);
+		token_bucket_refill(&a->budget, now_ms);
+	}
+}
+
+static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
+{
+	int r;
+
+	if (a->refreshed && a->cfg_generation == cfg->generation &&
+	    a->round - a->last_refresh < ABIT_REFRESH_ROUNDS)
+		return 0;
+	r = abit_refresh(a, cfg);
+	if (r < 0)
+		return r;
+	a->refreshed = true;
+	a->last_refresh = a->round;
+	a->cfg_generation = cfg->generation;
+	return 0;
+}
+
+int abit_round(struct abit *a, const struct pghotd_config *cfg)
+{
+	uint64_t t0 = abit_now_ns(a);
+	int r;
+
+	if (a->reason[0])
+		return -EPERM;
+	a->cfg = cfg;
+	a->now_ns = t0;
+	a->scanned = a->found = 0;
+	a->error = 0;
+	r = abit_maybe_refresh(a, cfg);
+	if (r < 0)
+		return r;
+	abit_configure_budget(a, cfg);
+	r = abit_scan_all(a);
+	abit_drop_gone(a);
+	a->round++;
+	abit_stat_add(a, SS_PAGES_SCANNED, a->scanned);
+	abit_stat_add(a, SS_SAMPLES, a->found);
+	if (a->stats)
+		/* relaxed: an independent gauge, like every stats counter. */
+		atomic_store_explicit(&a->stats->src_scan_round_us[SRC_ABIT],
+				      (abit_now_ns(a) - t0) / 1000, memory_order_relaxed);
+	if (r == -EPERM) {
+		snprintf(a->reason, sizeof(a->reason),
+			 "%s/PID/pagemap hides page frame numbers (no CAP_SYS_ADMIN)",
+			 a->procfs_root);
+		return r;
+	}
+	if (r < 0)
+		return r;
+	return a->error ? a->error : (int)a->found;
+}
+
+/* ---- life cycle ------------------------------------------------------------------------- */
+
+static int open_required(const char *path, int flags, const char *what, char *reason, size_t len)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	snprintf(reason, len, "no %s (%s: %s)", what, path, strerror(errno));
+	return -errno;
+}
+
+int abit_new(const struct abit_deps *deps, struct abit **out)
+{
+	struct abit *a = calloc(1, sizeof(*a));
+	char path[PATH_MAX], why[PATH_MAX + 64];
+	int r = -ENOMEM;
+
+	if (!a)
+		return -ENOMEM;
+	a->bitmap_fd = a->kpf_fd = a->efd = -1;
+	a->slot = -1;
+	a->procfs_root = strdup(deps->procfs_root);
+	a->sysfs_root = strdup(deps->sysfs_root);
+	if (!a->procfs_root || !a->sysfs_root)
+		goto fail;
+	a->sink = deps->sink;
+	a->stats = deps->stats;
+	a->ops = deps->ops ? deps->ops : &idle_io_real_ops;
+	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
+	snprintf(path, sizeof(path), "%s/kernel/mm/page_idle/bitmap", a->sysfs_root);
+	r = a->bitmap_fd = open_required(path, O_RDWR, "page_idle", why, sizeof(why));
+	if (r < 0)
+		goto unavailable;
+	snprintf(path, sizeof(path), "%s/kpageflags", a->procfs_root);
+	r = a->kpf_fd = open_required(path, O_RDONLY, "kpageflags", why, sizeof(why));
+	if (r < 0)
+		goto unavailable;
+	a->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (a->efd < 0) {
+		r = log_error_errno(errno, "abit source: cannot create its wake-up eventfd");
+		goto fail;
+	}
+	*out = a;
+	return 0;
+unavailable:
+	log_warning("abit source unavailable: %s", why);
+fail:
+	abit_set_active(a, 0);
+	abit_free(a);
+	return r;
+}
+
+void abit_free(struct abit *a)
+{
+	if (!a)
+		return;
+	abit_stop(a);
+	procs_free_all(a->procs, a->nprocs);
+	idle_words_free(&a->words);
+	if (a->bitmap_fd >= 0)
+		close(a->bitmap_fd);
+	if (a->kpf_fd >= 0)
+		close(a->kpf_fd);
+	if (a->efd >= 0)
+		close(a->efd);
+	free(a->procfs_root);
+	free(a->sysfs_root);
+	free(a);
+}
+
+const char *abit_unavailable_reason(const struct abit *a)
+{
+	return a->reason[0] ? a->reason : NULL;
+}
+
+/* ---- thread ----------------------------------------------------------------------------- */
+
+/* Sleeps up to ms (forever when negative), returning early when woken by abit_stop(). */
+static void abit_sleep(struct abit *a, int ms)
+{
+	struct pollfd pfd = {.fd = a->efd, .events = POLLIN};
+
+	if (stopping(a))
+		return;
+	if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
+		log_warning_errno(errno, "abit source: poll failed");
+}
+
+static void *abit_thread(void *arg)
+{
+	struct abit *a = arg;
+	bool failing = false;
+
+	while (!stopping(a)) {
+		const struct pghotd_config *cfg = config_pub_get(a->pub, a->slot);
+		int r;
+
+		if (cfg->sources.abit.enabled == SOURCE_OFF) {
+			abit_set_active(a, 0);
+			abit_sleep(a, (int)cfg->sources.abit.scan_interval_ms);
+			continue;
+		}
+		r = abit_round(a, cfg);
+		if (r == -EPERM) {
+			log_warning("abit source unavailable: %s", a->reason);
+			abit_set_active(a, 0);
+			while (!stopping(a))
+				abit_sleep(a, -1);
+			break;
+		}
+		if (r < 0 && !failing)
+			log_warning_errno(r, "abit scan round failed, will retry");
+		failing = r < 0;
+		abit_set_active(a, !failing);
+		abit_sleep(a, (int)cfg->sources.abit.scan_interval_ms);
+	}
+	return NULL;
+}
+
+int abit_start(struct abit *a, struct config_pub *pub)
+{
+	int slot, r;
+
+	if (a->running)
+		return -EALREADY;
+	slot = config_pub_register(pub);
+	if (slot < 0)
+		return log_error_errno(slot, "cannot register the abit source with the config");
+	a->pub = pub;
+	a->slot = slot;
+	atomic_store_explicit(&a->stop, false, memory_order_relaxed); /* thread not started */
+	r = pthread_create(&a->thread, NULL, abit_thread, a);
+	if (r != 0) {
+		config_pub_unregister(pub, slot);
+		a->slot = -1;
+		return log_error_errno(r, "cannot start the abit source thread");
+	}
+	abit_set_active(a, 1);
+	a->running = true;
+	return 0;
+}
+
+void abit_stop(struct abit *a)
+{
+	uint64_t one = 1;
+
+	if (!a->running)
+		return;
+	/* release: pairs with the acquire load in stopping(). */
+	atomic_store_explicit(&a->stop, true, memory_order_release);
+	if (write(a->efd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is saturated, a wake-up is pending anyway. */
+	}
+	pthread_join(a->thread, NULL);
+	config_pub_unregister(a->pub, a->slot);
+	a->slot = -1;
+	a->running = false;
+	abit_set_active(a, 0);
+}
+
+/* ---- introspection ---------------------------------------------------------------------- */
+
+size_t abit_nr_procs(const struct abit *a)
+{
+	return a->nprocs;
+}
+
+size_t abit_nr_tracked(const struct abit *a)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->nprocs; i++)
+		for (size_t j = 0; j < a->procs[i].nreg; j++)
+			n += a->procs[i].reg[j].ntracked;
+	return n;
+}
+
+int abit_region_interval(const struct abit *a, pid_t pid, uint64_t vaddr)
+{
+	const struct abit_proc *p = procs_find(a->procs, a->nprocs, pid);
+
+	for (size_t j = 0; p && j < p->nreg; j++)
+		if (vaddr >= p->reg[j].start &&
+		    vaddr < p->reg[j].start + (uint64_t)p->reg[j].npages * PAGEMAP_PAGE_SIZE)
+			return p->reg[j].interval;
+	return -ENOENT;
+}

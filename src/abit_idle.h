@@ -1,0 +1,86 @@
+/* abit_idle: the Accessed-bit source. Finds accesses to slow-tier pages with idle page
+ * tracking (/sys/kernel/mm/page_idle/bitmap), for machines without a usable PMU.
+ *
+ * The selected processes' VMAs are cut into regions of at most 2 MiB (aligned, so a
+ * PMD-mapped THP is one region). Scanning a region: read back the bitmap words of the PFNs
+ * marked at its last scan, read its pagemap (512 entries per pread), report every tracked
+ * page whose bit was cleared and whose PFN is unchanged (so a page that moved or was unmapped
+ * after the mark is never reported), learn the pages that are new or moved (kpageflags,
+ * only for those: a THP is tracked once, by its head; pages off the LRU are not tracked),
+ * then mark the tracked set idle again. Only present pages whose PFN is on a slow node are
+ * tracked. A region with accesses is scanned every round; one that showed none for
+ * ABIT_BACKOFF_SCANS scans doubles its interval up to ABIT_MAX_INTERVAL rounds, so the scan
+ * follows the heat. A token bucket holds the pagemap entries looked at to
+ * sources.abit.max_pages_per_sec; regions the budget cannot pay for stay due and are served
+ * first next round. Processes and their VMAs are re-read every ABIT_REFRESH_ROUNDS rounds and
+ * after a reload.
+ *
+ * The source is unavailable (abit_new fails, or abit_round returns -EPERM and
+ * abit_unavailable_reason() says why) when page_idle or kpageflags cannot be opened or pagemap
+ * hides PFNs (no CAP_SYS_ADMIN). Processes that exit mid-scan are dropped silently.
+ *
+ * Threads: abit_new/free/start/stop on the main thread; abit_round on the source thread (or a
+ * test or benchmark acting as it). */
+#ifndef PGHOTD_ABIT_IDLE_H
+#define PGHOTD_ABIT_IDLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "access.h"
+#include "config.h"
+#include "idle_bitmap.h"
+
+struct config_pub;
+struct stats;
+
+#define ABIT_REGION_PAGES   512 /* 2 MiB: one pagemap pread, one PMD */
+#define ABIT_MAX_INTERVAL   16	/* rounds between scans of a region without accesses */
+#define ABIT_BACKOFF_SCANS  2	/* access-free scans before the interval doubles */
+#define ABIT_REFRESH_ROUNDS 4	/* rounds between re-reads of the process list and VMAs */
+#define ABIT_EVENT_BATCH    256
+
+struct abit_deps {
+	const char *procfs_root; /* "/proc" live */
+	const char *sysfs_root;	 /* "/sys" live: kernel/mm/page_idle/bitmap */
+	struct access_sink sink;
+	struct stats *stats;	       /* may be NULL (tests) */
+	const struct idle_io_ops *ops; /* NULL: idle_io_real_ops */
+	/* Process never scanned (pghotd itself): 0 means getpid(), -1 means none. */
+	pid_t self_pid;
+};
+
+struct abit;
+
+/* Main thread. Opens the bitmap (read-write) and kpageflags; when either cannot be opened the
+ * source is unavailable: one log line with the reason, -errno, *out untouched. */
+int abit_new(const struct abit_deps *deps, struct abit **out);
+/* Main thread, after abit_stop(). */
+void abit_free(struct abit *a);
+
+/* Source thread: one scan round with cfg (topology from cfg->topo; none: nothing is slow).
+ * Delivers the accesses found to the sink and returns how many, or -errno: -EPERM when the
+ * source has become unavailable (reason in abit_unavailable_reason()). Does not sleep. */
+int abit_round(struct abit *a, const struct pghotd_config *cfg);
+
+/* Main thread: registers a config_pub slot, starts the thread (a round, then a sleep of
+ * sources.abit.scan_interval_ms it can be woken from, config_pub_get() at the top of each
+ * loop; nothing while sources.abit.enabled is off). -errno, nothing started, on failure. */
+int abit_start(struct abit *a, struct config_pub *pub);
+/* Main thread: wakes and joins the thread, unregisters the slot. No-op when not started. */
+void abit_stop(struct abit *a);
+
+/* Why the source is unavailable, or NULL while it is usable. Thread that runs rounds, or the
+ * main thread after abit_stop(). */
+const char *abit_unavailable_reason(const struct abit *a);
+
+/* Introspection for tests and the benchmark (source thread). */
+size_t abit_nr_procs(const struct abit *a);
+/* Pages tracked (marked idle) over every process. */
+size_t abit_nr_tracked(const struct abit *a);
+/* Scan interval in rounds of the region of pid holding vaddr; -ENOENT when none. */
+int abit_region_interval(const struct abit *a, pid_t pid, uint64_t vaddr);
+
+#endif

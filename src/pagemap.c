@@ -1,0 +1,79 @@
+/* pagemap: decoding of pagemap, kpageflags, maps and stat. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pagemap.h"
+
+enum kpf_class kpf_classify(uint64_t flags)
+{
+	/* A THP tail carries neither the LRU nor the idle flag of its own: page_idle reads
+	 * it as accessed forever, so it must be recognised before the LRU test. */
+	if (kpf_test(flags, KPF_THP) && kpf_test(flags, KPF_COMPOUND_TAIL))
+		return KPF_CLASS_THP_TAIL;
+	if (!kpf_test(flags, KPF_LRU))
+		return KPF_CLASS_UNTRACKABLE;
+	if (kpf_test(flags, KPF_THP) && kpf_test(flags, KPF_COMPOUND_HEAD))
+		return KPF_CLASS_THP_HEAD;
+	return KPF_CLASS_PAGE;
+}
+
+static bool maps_name_special(const char *name)
+{
+	return strncmp(name, "[vsyscall]", 10) == 0 || strncmp(name, "[vvar]", 6) == 0 ||
+	       strncmp(name, "[vdso]", 6) == 0;
+}
+
+int maps_parse_line(const char *line, struct maps_vma *out)
+{
+	unsigned long long start, end;
+	char perms[5];
+	int name_at = 0;
+
+	/* "start-end perms offset dev inode   name" */
+	if (sscanf(line, "%llx-%llx %4s %*s %*s %*s %n", &start, &end, perms, &name_at) < 3)
+		return -EINVAL;
+	if (end <= start || strlen(perms) != 4 || (start | end) % PAGEMAP_PAGE_SIZE)
+		return -EINVAL;
+	out->start = start;
+	out->end = end;
+	out->readable = perms[0] == 'r';
+	out->special = name_at > 0 && maps_name_special(line + name_at);
+	return 0;
+}
+
+int stat_parse_start_cpu(const char *line, uint64_t *starttime, int *cpu)
+{
+	const char *p = strrchr(line, ')');
+	unsigned long long start = 0;
+	long c = -1;
+
+	if (!p)
+		return -EINVAL;
+	/* Token k after the ')' is field k + 3: field 22 is token 19, field 39 token 36. */
+	for (int k = 0; k <= 36; k++) {
+		char *end;
+
+		p += strspn(p, " ");
+		if (*p == '\0' || *p == '\n')
+			return -EINVAL;
+		if (k == 19 || k == 36) {
+			unsigned long long v = strtoull(p, &end, 10);
+
+			if (end == p || (*end != ' ' && *end != '\n' && *end != '\0'))
+				return -EINVAL;
+			if (k == 19)
+				start = v;
+			else
+				c = v > INT32_MAX ? -1 : (long)v;
+		}
+		p += strcspn(p, " \n");
+	}
+	if (c < 0 || c > 1 << 20)
+		return -EINVAL;
+	*starttime = start;
+	*cpu = (int)c;
+	return 0;
+}
