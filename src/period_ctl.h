@@ -1,0 +1,53 @@
+/* period_ctl: the adaptive sampling period. Once per control interval the sampler thread
+ * feeds in what it measured (samples handled, its own CPU time, LOST and THROTTLE records);
+ * the controller answers with the period to use, which the sampler applies to every per-CPU
+ * event with PERF_EVENT_IOC_PERIOD when it changed.
+ *
+ * Policy: the sampler may use budget_percent of one CPU. Above it, the period grows in
+ * proportion to the overshoot (aiming at 80% of the budget, at most x4 per step). Below half
+ * of it, the period shrinks the same way (at most /2 per step), never below the configured
+ * period: that is the finest sampling the operator asked for. A LOST or THROTTLE record means
+ * the kernel could not keep up: the period doubles and stays put for `hold` intervals.
+ * Between half and the whole budget nothing changes, so the period does not oscillate.
+ * Pure logic; one sampler thread owns a controller. */
+#ifndef PGHOTD_PERIOD_CTL_H
+#define PGHOTD_PERIOD_CTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PERIOD_CTL_HOLD_INTERVALS 5
+
+enum period_rules {
+	PERIOD_ANY,	/* any period >= 1 (PEBS) */
+	PERIOD_IBS,	/* multiple of 16 within the IBS limits */
+	PERIOD_IBS_EXT, /* the same with the extended MaxCnt */
+};
+
+struct period_ctl {
+	uint64_t period;   /* in force */
+	uint64_t min, max; /* min: the configured period */
+	unsigned budget_percent;
+	enum period_rules rules;
+	unsigned hold; /* intervals left before the period may shrink again */
+};
+
+struct period_ctl_input {
+	uint64_t interval_ns; /* wall time the measurements cover */
+	uint64_t samples;     /* sample records handled in it */
+	uint64_t cpu_ns;      /* sampler thread CPU time in it */
+	uint64_t lost;	      /* LOST / LOST_SAMPLES records */
+	uint64_t throttles;   /* THROTTLE records */
+};
+
+/* configured: the period from the config (becomes the floor); max 0 picks the largest the
+ * rules allow (for PERIOD_ANY: 1000 x configured). */
+void period_ctl_init(struct period_ctl *c, uint64_t configured, uint64_t max,
+		     unsigned budget_percent, enum period_rules rules);
+/* Returns the period to use from now on; *changed (may be NULL) tells whether it differs from
+ * the one before. An input with interval_ns 0 changes nothing. */
+uint64_t period_ctl_update(struct period_ctl *c, const struct period_ctl_input *in, bool *changed);
+/* The period rules alone: what a requested period becomes. */
+uint64_t period_ctl_apply_rules(enum period_rules rules, uint64_t period);
+
+#endif

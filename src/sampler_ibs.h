@@ -1,0 +1,90 @@
+/* sampler_ibs: the AMD IBS op-sampling source's hardware-specific half: finding the ibs_op
+ * PMU and what it supports in sysfs, building the perf_event_attr, and turning each parsed
+ * sample into an access event (through sample_filter). The generic sampler (perf_sampler)
+ * opens, maps and drains the per-CPU events.
+ *
+ * Kernels before 6.1 leave ADDR, PHYS_ADDR and DATA_SRC empty for ibs_op: there the attr asks
+ * for PERF_SAMPLE_RAW and the registers are decoded here (ibs_decode). sysfs reading is
+ * separate from the pure attr and sample logic, which tests drive with fixture trees. */
+#ifndef PGHOTD_SAMPLER_IBS_H
+#define PGHOTD_SAMPLER_IBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/perf_event.h>
+
+#include "access.h"
+#include "ibs_decode.h"
+#include "sample_filter.h"
+
+struct perf_sample;
+
+#define SAMPLER_REASON_MAX 512
+
+/* A bit the PMU's format/ directory names ("config:19", "config2:0"). */
+struct pmu_format_bit {
+	bool present;
+	int word; /* 0 config, 1 config1, 2 config2 */
+	int bit;
+};
+
+struct ibs_pmu {
+	int type;			  /* ibs_op/type */
+	struct pmu_format_bit cnt_ctl;	  /* op counting (dispatched ops) */
+	struct pmu_format_bit l3missonly; /* Zen 4+ */
+	struct pmu_format_bit swfilt;	  /* 6.14+: exclude_* honoured in software */
+	bool zen4;			  /* caps/zen4_ibs_extensions */
+	uint32_t cpuid_caps;		  /* CPUID 8000_001B EAX; 0 if unknown */
+	struct ibs_cpu cpu;		  /* family/model, for errata */
+};
+
+struct ibs_opts {
+	uint64_t period;   /* sources.ibs.period */
+	bool l3_miss_only; /* sources.ibs.l3_miss_only */
+	bool phys_addr;	   /* PHYS_ADDR permitted (CAP_PERFMON / paranoid <= 1) */
+	unsigned kernel_major, kernel_minor;
+};
+
+/* Reads <sysfs_root>/bus/event_source/devices/ibs_op/ (type, format/, caps/). cpuid_caps and
+ * cpu are left 0 (see sampler_ibs_read_cpu). -ENODEV when there is no ibs_op PMU, -EINVAL for
+ * a malformed file; reason (may be NULL) then says which file and why. *out untouched on
+ * failure. Main thread. */
+int sampler_ibs_pmu_read(const char *sysfs_root, struct ibs_pmu *out, char *reason, size_t size);
+/* Fills cpuid_caps and cpu from CPUID on an AMD x86 CPU; leaves them 0 elsewhere. */
+void sampler_ibs_read_cpu(struct ibs_pmu *pmu);
+/* The --probe / startup check: 0 when the PMU is there; else -ENODEV and reason is
+ * "no ibs_op PMU (<path>: <strerror>)" (the text after "unavailable: "). */
+int sampler_ibs_available(const char *sysfs_root, char *reason, size_t size);
+
+/* "6.1.0-18-amd64" -> 6, 1. -EINVAL when release does not start with N.N. Pure. */
+int sampler_kernel_version(const char *release, unsigned *major, unsigned *minor);
+/* True when the kernel decodes IBS op samples itself (6.1+). */
+bool sampler_ibs_kernel_decodes(unsigned major, unsigned minor);
+
+/* Pure: the attr for one per-CPU ibs_op event (pid -1). Period from ibs_period_clamp (the
+ * extended maximum only with IBS_CAPS_OPCNTEXT); op counting when the PMU has it;
+ * L3-miss-only when asked and supported; exclude_kernel/hv only with swfilt (before 6.14 any
+ * exclude_* bit is -EINVAL); time from CLOCK_MONOTONIC; starts disabled. */
+void sampler_ibs_build_attr(const struct ibs_pmu *pmu, const struct ibs_opts *o,
+			    struct perf_event_attr *attr);
+/* The period rules for period_ctl. */
+bool sampler_ibs_ext_count(const struct ibs_pmu *pmu);
+
+/* Per-source conversion state, owned by the source thread. */
+struct ibs_convert {
+	struct sample_filter filter;
+	struct ibs_cpu cpu;
+	bool use_raw;	/* attr asked for RAW (kernel < 6.1) */
+	bool phys_addr; /* PHYS_ADDR permitted */
+};
+
+void sampler_ibs_convert_init(struct ibs_convert *c, const struct ibs_pmu *pmu,
+			      const struct ibs_opts *o, const struct topology *topo,
+			      struct stats *stats);
+/* One parsed sample -> *ev (SAMPLE_KEPT) or a counted drop. Source thread. */
+enum sample_drop sampler_ibs_convert(struct ibs_convert *c, const struct perf_sample *s,
+				     struct access_event *ev);
+
+#endif
