@@ -411,6 +411,21 @@ static void base_pages_under_the_same_limit_all_move_at_once(void **state)
 	assert_int_equal(stats_get(&x->stats, ST_PROMOTE_RATE_LIMITED), 0);
 }
 
+static void pages_that_fail_to_move_give_their_tokens_back(void **state)
+{
+	struct fx *x = *state;
+
+	x->cfg->promotion.rate_limit_mbps = 1; /* interval 1 s: 256 base pages */
+	x->cfg->promotion.interval_ms = 1000;
+	x->cfg->promotion.batch = 8;
+	fake_special(x, getpid(), 0x10000000, SLOW, 1, 0); /* -EBUSY once */
+	for (int i = 0; i < 300; i++)
+		hot(x, x->self, 0x10000000 + i * BASE, 0);
+	/* The busy page's 4 KiB goes back to the bucket and pays for one more page. */
+	assert_int_equal(run(x), 256);
+	assert_int_equal(x->fake.bytes_moved, 1 * MIB);
+}
+
 /* ---- batching and grouping ------------------------------------------------------------- */
 
 static void move_calls_carry_batch_sized_groups_of_one_process(void **state)
@@ -837,6 +852,7 @@ int main(void)
 	    T(bytes_moved_over_a_minute_stay_within_rate_plus_one_burst),
 	    T(thp_is_charged_two_mib_and_deferred_pages_move_later),
 	    T(base_pages_under_the_same_limit_all_move_at_once),
+	    T(pages_that_fail_to_move_give_their_tokens_back),
 	    T(move_calls_carry_batch_sized_groups_of_one_process),
 	    T(batch_above_512_is_capped),
 	    T(busy_page_is_retried_max_retries_times_then_dropped),
