@@ -17,7 +17,6 @@
  * line on stdout that scenario scripts parse. Pages are counted in 4 KiB pages. */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,6 +27,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "workload_logic.h"
 
 #define PAGE	      4096UL
 #define HUGE_PAGE     (2UL << 20)
@@ -85,20 +86,6 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
-/* splitmix64: small, seedable, good enough to pick pages. */
-static uint64_t wl_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double wl_rand_unit(uint64_t *s)
-{
-	return (double)(wl_rand(s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 static double wl_now(void)
 {
 	struct timespec ts;
@@ -106,57 +93,16 @@ static double wl_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Fisher-Yates over the unit indices. */
-static void wl_shuffle(size_t *a, size_t n, uint64_t *rng)
+static size_t wl_unit(const struct wl *w, int phase, size_t i)
 {
-	for (size_t i = 0; i < n; i++)
-		a[i] = i;
-	for (size_t i = n; i > 1; i--) {
-		size_t j = (size_t)(wl_rand(rng) % i);
-		size_t t = a[i - 1];
-		a[i - 1] = a[j];
-		a[j] = t;
-	}
-}
-
-/* Cumulative Zipf weights 1/rank^s over n ranks, normalised to end at 1. */
-static void wl_zipf_build(double *cdf, size_t n, double s)
-{
-	double sum = 0;
-	for (size_t i = 0; i < n; i++) {
-		sum += 1.0 / pow((double)(i + 1), s);
-		cdf[i] = sum;
-	}
-	for (size_t i = 0; i < n; i++)
-		cdf[i] /= sum;
-}
-
-/* The first rank whose cumulative weight reaches u. */
-static size_t wl_zipf_rank(const double *cdf, size_t n, double u)
-{
-	size_t lo = 0, hi = n - 1;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cdf[mid] < u)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Phase p's hot set: nhot units from the shuffled order, disjoint from phase 0's while the
- * range has room for both. */
-static size_t wl_hot_unit(const struct wl *w, int phase, size_t i)
-{
-	return w->order[((size_t)phase * w->nhot + i) % w->nunits];
+	return wl_hot_unit(w->order, w->nunits, w->nhot, phase, i);
 }
 
 static void wl_mark_phase(struct wl *w, int phase)
 {
 	memset(w->hot_page, 0, w->npages * sizeof(*w->hot_page));
 	for (size_t i = 0; i < w->nhot; i++) {
-		size_t first = wl_hot_unit(w, phase, i) * w->page_per_unit;
+		size_t first = wl_unit(w, phase, i) * w->page_per_unit;
 		for (size_t p = 0; p < w->page_per_unit; p++)
 			w->hot_page[first + p] = true;
 	}
@@ -178,19 +124,9 @@ static int wl_query(struct wl *w)
 	return 0;
 }
 
-static void wl_count(const struct wl *w, int node, size_t *hot, size_t *cold)
+static void wl_count_on(const struct wl *w, int node, size_t *hot, size_t *cold)
 {
-	size_t h = 0, c = 0;
-	for (size_t i = 0; i < w->npages; i++) {
-		if (w->status[i] != node)
-			continue;
-		if (w->hot_page[i])
-			h++;
-		else
-			c++;
-	}
-	*hot = h;
-	*cold = c;
+	wl_count(w->status, w->hot_page, w->npages, node, hot, cold);
 }
 
 static int wl_alloc(struct wl *w)
@@ -247,7 +183,7 @@ static void wl_touch_hot(struct wl *w)
 			  : (size_t)(wl_rand(&w->rng) % w->nhot);
 	uint64_t r = wl_rand(&w->rng);
 	size_t page =
-	    wl_hot_unit(w, w->phase, rank) * w->page_per_unit + (size_t)(r % w->page_per_unit);
+	    wl_unit(w, w->phase, rank) * w->page_per_unit + (size_t)(r % w->page_per_unit);
 	volatile uint64_t *line =
 	    (volatile uint64_t *)(w->base + page * PAGE + ((r >> 32) % 64) * 64);
 	*line += 1;
@@ -284,7 +220,7 @@ static void wl_sample(struct wl *w, double t, bool show)
 		fprintf(stderr, "workload: move_pages(query): %s\n", strerror(errno));
 		return;
 	}
-	wl_count(w, w->o.fast_node, &hot, &cold);
+	wl_count_on(w, w->o.fast_node, &hot, &cold);
 	if (w->t95[w->phase] < 0 && (double)hot >= 0.95 * (double)nhot_pages)
 		w->t95[w->phase] = t - w->phase_start;
 	if (w->out)
@@ -344,7 +280,7 @@ static void wl_summary(struct wl *w, size_t start_on_slow)
 	size_t hot, cold;
 	size_t nhot_pages = w->nhot * w->page_per_unit;
 	size_t ncold = w->npages - nhot_pages;
-	wl_count(w, w->o.fast_node, &hot, &cold);
+	wl_count_on(w, w->o.fast_node, &hot, &cold);
 	printf(
 	    "workload: pages=%zu hot_pages=%zu start_on_slow=%zu hot_on_fast=%zu cold_on_fast=%zu"
 	    " hot_fast_fraction=%.4f cold_moved_fraction=%.4f accesses=%llu thp_kib=%lu",
@@ -573,7 +509,7 @@ int main(int argc, char **argv)
 	wl_mark_phase(&w, 0);
 	if (wl_place(&w) < 0 || wl_query(&w) < 0)
 		return 1;
-	wl_count(&w, w.o.slow_node, &on_slow, &ignored);
+	wl_count_on(&w, w.o.slow_node, &on_slow, &ignored);
 	on_slow += ignored;
 	fprintf(stderr, "workload: %zu pages (%zu hot in %zu-page units, %s), %zu on node %d\n",
 		w.npages, w.nhot * w.page_per_unit, w.page_per_unit,

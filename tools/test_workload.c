@@ -1,0 +1,149 @@
+/* Tests of the workload's pure logic: the hot set it picks and how it samples it decide what
+ * every VM scenario measures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "workload_logic.h"
+
+static void shuffle_yields_a_permutation_that_depends_on_the_seed(void **state)
+{
+	(void)state;
+	enum { N = 1000 };
+	size_t a[N], b[N];
+	bool seen[N] = {false};
+	uint64_t s1 = 1, s2 = 2;
+	wl_shuffle(a, N, &s1);
+	wl_shuffle(b, N, &s2);
+	for (size_t i = 0; i < N; i++) {
+		assert_true(a[i] < N);
+		assert_false(seen[a[i]]);
+		seen[a[i]] = true;
+	}
+	assert_memory_not_equal(a, b, sizeof(a));
+}
+
+static void same_seed_gives_same_hot_set(void **state)
+{
+	(void)state;
+	size_t a[64], b[64];
+	uint64_t s1 = 7, s2 = 7;
+	wl_shuffle(a, 64, &s1);
+	wl_shuffle(b, 64, &s2);
+	assert_memory_equal(a, b, sizeof(a));
+}
+
+static void phase_two_hot_set_is_disjoint_from_phase_one(void **state)
+{
+	(void)state;
+	enum { UNITS = 100, HOT = 30 };
+	size_t order[UNITS];
+	bool in_first[UNITS] = {false};
+	uint64_t s = 3;
+	wl_shuffle(order, UNITS, &s);
+	for (size_t i = 0; i < HOT; i++)
+		in_first[wl_hot_unit(order, UNITS, HOT, 0, i)] = true;
+	for (size_t i = 0; i < HOT; i++)
+		assert_false(in_first[wl_hot_unit(order, UNITS, HOT, 1, i)]);
+}
+
+static void hot_set_wraps_when_two_phases_do_not_fit(void **state)
+{
+	(void)state;
+	size_t order[10] = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+	/* Phase 1's 7th unit is index 7 + 6 = 13, which wraps to 3. */
+	assert_int_equal(wl_hot_unit(order, 10, 7, 1, 6), order[3]);
+}
+
+static void zipf_first_rank_is_the_most_frequent_and_cdf_ends_at_one(void **state)
+{
+	(void)state;
+	enum { N = 100, DRAWS = 200000 };
+	double cdf[N];
+	unsigned counts[N] = {0};
+	uint64_t s = 11;
+	wl_zipf_build(cdf, N, 1.0);
+	assert_float_equal(cdf[N - 1], 1.0, 1e-12);
+	for (int i = 0; i < DRAWS; i++)
+		counts[wl_zipf_rank(cdf, N, wl_rand_unit(&s))]++;
+	for (size_t r = 1; r < N; r++)
+		assert_true(counts[0] > counts[r]);
+	/* Rank 1 has weight 1/H(100) = 0.193; rank 2 half of it. */
+	assert_in_range(counts[0], DRAWS * 0.18, DRAWS * 0.21);
+	assert_in_range(counts[1], DRAWS * 0.09, DRAWS * 0.105);
+}
+
+static void zipf_with_exponent_zero_is_uniform(void **state)
+{
+	(void)state;
+	enum { N = 10, DRAWS = 100000 };
+	double cdf[N];
+	unsigned counts[N] = {0};
+	uint64_t s = 5;
+	wl_zipf_build(cdf, N, 0.0);
+	for (int i = 0; i < DRAWS; i++)
+		counts[wl_zipf_rank(cdf, N, wl_rand_unit(&s))]++;
+	for (size_t r = 0; r < N; r++)
+		assert_in_range(counts[r], DRAWS / N * 0.95, DRAWS / N * 1.05);
+}
+
+static void zipf_rank_of_the_ends_of_the_unit_interval(void **state)
+{
+	(void)state;
+	double cdf[4];
+	wl_zipf_build(cdf, 4, 1.0);
+	assert_int_equal(wl_zipf_rank(cdf, 4, 0.0), 0);
+	assert_int_equal(wl_zipf_rank(cdf, 4, 1.0), 3);
+	assert_int_equal(wl_zipf_rank(cdf, 1, 0.5), 0);
+}
+
+static void count_splits_pages_on_the_node_into_hot_and_cold(void **state)
+{
+	(void)state;
+	/* Pages on node 0, 1, not present (-ENOENT), 0, 0. */
+	int status[] = {0, 1, -2, 0, 0};
+	bool hot[] = {true, true, true, false, true};
+	size_t h = 99, c = 99;
+	wl_count(status, hot, 5, 0, &h, &c);
+	assert_int_equal(h, 2);
+	assert_int_equal(c, 1);
+	wl_count(status, hot, 5, 1, &h, &c);
+	assert_int_equal(h, 1);
+	assert_int_equal(c, 0);
+}
+
+static void random_unit_stays_in_the_half_open_interval(void **state)
+{
+	(void)state;
+	uint64_t s = 0;
+	double lo = 1, hi = 0;
+	for (int i = 0; i < 100000; i++) {
+		double u = wl_rand_unit(&s);
+		assert_true(u >= 0.0 && u < 1.0);
+		lo = u < lo ? u : lo;
+		hi = u > hi ? u : hi;
+	}
+	assert_true(lo < 0.001);
+	assert_true(hi > 0.999);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(shuffle_yields_a_permutation_that_depends_on_the_seed),
+	    cmocka_unit_test(same_seed_gives_same_hot_set),
+	    cmocka_unit_test(phase_two_hot_set_is_disjoint_from_phase_one),
+	    cmocka_unit_test(hot_set_wraps_when_two_phases_do_not_fit),
+	    cmocka_unit_test(zipf_first_rank_is_the_most_frequent_and_cdf_ends_at_one),
+	    cmocka_unit_test(zipf_with_exponent_zero_is_uniform),
+	    cmocka_unit_test(zipf_rank_of_the_ends_of_the_unit_interval),
+	    cmocka_unit_test(count_splits_pages_on_the_node_into_hot_and_cold),
+	    cmocka_unit_test(random_unit_stays_in_the_half_open_interval),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

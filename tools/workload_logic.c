@@ -1,0 +1,75 @@
+/* workload_logic: see workload_logic.h. */
+#include "workload_logic.h"
+
+#include <math.h>
+
+uint64_t wl_rand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+double wl_rand_unit(uint64_t *state)
+{
+	/* The top 53 bits fill a double's mantissa exactly. */
+	return (double)(wl_rand(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+void wl_shuffle(size_t *a, size_t n, uint64_t *state)
+{
+	for (size_t i = 0; i < n; i++)
+		a[i] = i;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(wl_rand(state) % i);
+		size_t t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
+void wl_zipf_build(double *cdf, size_t n, double s)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		sum += 1.0 / pow((double)(i + 1), s);
+		cdf[i] = sum;
+	}
+	for (size_t i = 0; i < n; i++)
+		cdf[i] /= sum;
+}
+
+size_t wl_zipf_rank(const double *cdf, size_t n, double u)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cdf[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t wl_hot_unit(const size_t *order, size_t nunits, size_t nhot, int phase, size_t i)
+{
+	return order[((size_t)phase * nhot + i) % nunits];
+}
+
+void wl_count(const int *status, const bool *hot_page, size_t n, int node, size_t *hot,
+	      size_t *cold)
+{
+	size_t h = 0, c = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (status[i] != node)
+			continue;
+		if (hot_page[i])
+			h++;
+		else
+			c++;
+	}
+	*hot = h;
+	*cold = c;
+}

@@ -1,0 +1,29 @@
+/* workload_logic: the pure parts of tools/workload.c (random numbers, hot set choice, Zipf
+ * sampling, placement counting), apart so tests/test_workload drives them without memory
+ * placement or syscalls. */
+#ifndef PGHOTD_WORKLOAD_LOGIC_H
+#define PGHOTD_WORKLOAD_LOGIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* splitmix64 step: seedable, good enough to pick pages. */
+uint64_t wl_rand(uint64_t *state);
+/* Uniform in [0, 1). */
+double wl_rand_unit(uint64_t *state);
+/* a[0..n) becomes a seeded random permutation of 0..n-1 (Fisher-Yates). */
+void wl_shuffle(size_t *a, size_t n, uint64_t *state);
+/* cdf[0..n) becomes the cumulative Zipf weights 1/rank^s, normalised to end at 1; n >= 1. */
+void wl_zipf_build(double *cdf, size_t n, double s);
+/* The first rank whose cumulative weight reaches u, u in [0, 1]. */
+size_t wl_zipf_rank(const double *cdf, size_t n, double u);
+/* Unit i (0 <= i < nhot) of phase p's hot set: order[p*nhot + i], wrapping, so the phases'
+ * hot sets are disjoint while 2*nhot <= nunits. */
+size_t wl_hot_unit(const size_t *order, size_t nunits, size_t nhot, int phase, size_t i);
+/* Of the n pages whose move_pages(2) status is given, how many hot and how many cold are on
+ * node. */
+void wl_count(const int *status, const bool *hot_page, size_t n, int node, size_t *hot,
+	      size_t *cold);
+
+#endif
