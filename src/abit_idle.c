@@ -600,20 +600,26 @@ static int region_mark(struct abit *a, struct abit_region *g)
 	return r < 0 ? r : 0;
 }
 
-static void region_adapt(struct abit_region *g, unsigned accessed, uint64_t round)
+/* A scan that had nothing marked before it (the region's pages were just learned) proves
+ * nothing about idleness, so it does not count towards the back-off. */
+static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_tracked,
+			 uint64_t round)
 {
 	if (accessed) {
 		g->interval = 1;
 		g->idle_scans = 0;
-	} else if (++g->idle_scans >= ABIT_BACKOFF_SCANS && g->interval < ABIT_MAX_INTERVAL) {
-		g->interval *= 2;
-		g->idle_scans = 0;
+	} else if (had_tracked || !g->ntracked) {
+		if (++g->idle_scans >= ABIT_BACKOFF_SCANS && g->interval < ABIT_MAX_INTERVAL) {
+			g->interval *= 2;
+			g->idle_scans = 0;
+		}
 	}
 	g->next_round = round + g->interval;
 }
 
 static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *g, int fd)
 {
+	uint32_t had_tracked = g->ntracked;
 	unsigned accessed = 0;
 	int r = region_fetch(a, g);
 
@@ -633,7 +639,7 @@ static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *
 	r = region_mark(a, g);
 	if (r < 0)
 		return r;
-	region_adapt(g, accessed, a->round);
+	region_adapt(g, accessed, had_tracked, a->round);
 	return 0;
 }
 

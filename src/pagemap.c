@@ -52,6 +52,7 @@ int stat_parse_start_cpu(const char *line, uint64_t *starttime, int *cpu)
 
 	if (!p)
 		return -EINVAL;
+	p++;
 	/* Token k after the ')' is field k + 3: field 22 is token 19, field 39 token 36. */
 	for (int k = 0; k <= 36; k++) {
 		char *end;

@@ -1,0 +1,876 @@
+/* The Accessed-bit source: pagemap/kpageflags/maps/stat decoding, page_idle bitmap I/O with
+ * short counts, and scan rounds over generated procfs trees (maps, stat, pagemap, kpageflags)
+ * and a bitmap file image, with the topology of tests/fixtures/abit-sysfs: node 0 has the CPUs
+ * and PFNs 0-1023, node 1 is memory-only (slow) with PFNs 1024-2047.
+ *
+ * The bitmap image stands in for the kernel: a round's mark sets the tracked pages' bits, and
+ * a test "accesses" a page by clearing its bit, as the kernel does on the next read-back. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "abit_idle.h"
+#include "config.h"
+#include "config_pub.h"
+#include "idle_bitmap.h"
+#include "log.h"
+#include "pagemap.h"
+#include "stats.h"
+#include "topology.h"
+
+#define NR_PFNS	   4096
+#define SLOW_PFN   1024 /* first PFN of node 1 */
+#define KPF(b)	   (UINT64_C(1) << (b))
+#define LRU	   KPF(KPF_LRU)
+#define THP_HEAD   (KPF(KPF_THP) | KPF(KPF_COMPOUND_HEAD) | LRU)
+#define THP_TAIL   (KPF(KPF_THP) | KPF(KPF_COMPOUND_TAIL))
+#define VA	   UINT64_C(0x400000) /* a 2 MiB-aligned address with a small pagemap offset */
+#define REGION	   (UINT64_C(2) << 20)
+#define MAX_EVENTS 4096
+
+/* ---- fixture ---------------------------------------------------------------------------- */
+
+struct fx {
+	char root[64], procfs[96], sysfs[96];
+	struct topology *topo;
+	struct pghotd_config *cfg;
+	struct stats stats;
+	struct abit *a;
+	struct access_event ev[MAX_EVENTS];
+	size_t nev;
+	pid_t remove_on_event; /* delete this pid's directory when an event of pid 100 arrives */
+	struct idle_io_ops ops;
+	uint64_t clock_ns;
+	size_t max_io; /* 0: no limit */
+	unsigned io_calls;
+};
+
+static void fx_path(const struct fx *f, char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void fx_path(const struct fx *f, char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(buf, len, "%s/", f->root);
+
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	assert_int_equal(fwrite(data, 1, len, fp), len);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void pwrite_u64(const char *path, uint64_t off, uint64_t v)
+{
+	int fd = open(path, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &v, 8, (off_t)off), 8);
+	close(fd);
+}
+
+static uint64_t pread_u64(const char *path, uint64_t off)
+{
+	uint64_t v = 0;
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &v, 8, (off_t)off), 8);
+	close(fd);
+	return v;
+}
+
+static void fx_sink(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
+		    size_t n)
+{
+	struct fx *f = ctx;
+
+	assert_ptr_equal(cfg, f->cfg);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(f->nev < MAX_EVENTS);
+		f->ev[f->nev++] = ev[i];
+		if (f->remove_on_event && ev[i].pid == 100) {
+			char cmd[256];
+
+			snprintf(cmd, sizeof(cmd), "rm -rf %s/%d", f->procfs,
+				 (int)f->remove_on_event);
+			assert_int_equal(system(cmd), 0);
+			f->remove_on_event = 0;
+		}
+	}
+}
+
+/* Test I/O: the real calls, optionally cut to max_io bytes, and a clock the test moves. */
+static ssize_t fx_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
+{
+	struct fx *f = ctx;
+
+	f->io_calls++;
+	if (f->max_io && len > f->max_io)
+		len = f->max_io;
+	return idle_io_real_ops.pread(NULL, fd, buf, len, off);
+}
+
+static ssize_t fx_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_t off)
+{
+	struct fx *f = ctx;
+
+	f->io_calls++;
+	if (f->max_io && len > f->max_io)
+		len = f->max_io;
+	return idle_io_real_ops.pwrite(NULL, fd, buf, len, off);
+}
+
+static uint64_t fx_now(void *ctx)
+{
+	return ((struct fx *)ctx)->clock_ns;
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char path[256], fixture[512];
+	static uint64_t zeros[NR_PFNS];
+	const char *dir = getenv("PGHOTD_FIXTURES");
+
+	assert_non_null(f);
+	assert_non_null(dir);
+	snprintf(f->root, sizeof(f->root), "/tmp/test_abit.XXXXXX");
+	assert_non_null(mkdtemp(f->root));
+	snprintf(f->procfs, sizeof(f->procfs), "%s/proc", f->root);
+	snprintf(f->sysfs, sizeof(f->sysfs), "%s/sys", f->root);
+	fx_path(f, path, sizeof(path), "proc");
+	assert_int_equal(mkdir(path, 0755), 0);
+	fx_path(f, path, sizeof(path), "sys");
+	assert_int_equal(mkdir(path, 0755), 0);
+	fx_path(f, path, sizeof(path), "sys/kernel");
+	assert_int_equal(mkdir(path, 0755), 0);
+	fx_path(f, path, sizeof(path), "sys/kernel/mm");
+	assert_int_equal(mkdir(path, 0755), 0);
+	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle");
+	assert_int_equal(mkdir(path, 0755), 0);
+	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
+	write_file(path, zeros, NR_PFNS / 8);
+	fx_path(f, path, sizeof(path), "proc/kpageflags");
+	write_file(path, zeros, sizeof(zeros));
+
+	snprintf(fixture, sizeof(fixture), "%s/abit-sysfs", dir);
+	assert_int_equal(topology_load(fixture, &f->topo), 0);
+	assert_int_equal(config_new_defaults(&f->cfg), 0);
+	f->cfg->topo = f->topo;
+	stats_init(&f->stats, 2);
+	f->ops = (struct idle_io_ops){
+	    .pread = fx_pread, .pwrite = fx_pwrite, .now_ns = fx_now, .ctx = f};
+	f->clock_ns = UINT64_C(1000000000);
+	*state = f;
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	abit_free(f->a);
+	log_set_stream(NULL);
+	config_free(f->cfg); /* does not free topo */
+	topology_free(f->topo);
+	nftw(f->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+static void fx_new_abit(struct fx *f)
+{
+	struct abit_deps d = {
+	    .procfs_root = f->procfs,
+	    .sysfs_root = f->sysfs,
+	    .sink = {.deliver = fx_sink, .ctx = f},
+	    .stats = &f->stats,
+	    .ops = &f->ops,
+	    .self_pid = -1,
+	};
+
+	assert_int_equal(abit_new(&d, &f->a), 0);
+}
+
+/* A process with one VMA [start, end) (more with fx_add_vma), last run on cpu. */
+static void fx_proc(struct fx *f, pid_t pid, const char *comm, int cpu, uint64_t start,
+		    uint64_t end)
+{
+	char path[256], text[512];
+	int n = 0;
+
+	fx_path(f, path, sizeof(path), "proc/%d", (int)pid);
+	assert_int_equal(mkdir(path, 0755), 0);
+	fx_path(f, path, sizeof(path), "proc/%d/comm", (int)pid);
+	snprintf(text, sizeof(text), "%s\n", comm);
+	write_file(path, text, strlen(text));
+	fx_path(f, path, sizeof(path), "proc/%d/statm", (int)pid);
+	write_file(path, "1000 500 100 10 0 400 0\n", 24);
+	fx_path(f, path, sizeof(path), "proc/%d/cgroup", (int)pid);
+	write_file(path, "0::/test.slice\n", 15);
+	/* Fields 3..52 after "(comm)": 22 is the start time, 39 the last CPU. */
+	n = snprintf(text, sizeof(text), "%d (%s) S", (int)pid, comm);
+	for (int field = 4; field <= 52; field++)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, " %d",
+			      field == 22   ? 4242
+			      : field == 39 ? cpu
+					    : 0);
+	text[n++] = '\n';
+	fx_path(f, path, sizeof(path), "proc/%d/stat", (int)pid);
+	write_file(path, text, (size_t)n);
+	fx_path(f, path, sizeof(path), "proc/%d/maps", (int)pid);
+	snprintf(text, sizeof(text),
+		 "%llx-%llx rw-p 00000000 00:00 0 \n"
+		 "7ffff7fc1000-7ffff7fc5000 r--p 00000000 00:00 0                          "
+		 "[vvar]\n",
+		 (unsigned long long)start, (unsigned long long)end);
+	write_file(path, text, strlen(text));
+	/* Pagemap covering every page up to end, none present. */
+	fx_path(f, path, sizeof(path), "proc/%d/pagemap", (int)pid);
+	write_file(path, "", 0);
+	assert_int_equal(truncate(path, (off_t)(end / 4096 * 8)), 0);
+}
+
+static void fx_map(struct fx *f, pid_t pid, uint64_t vaddr, uint64_t pfn, uint64_t flags)
+{
+	char path[256];
+
+	fx_path(f, path, sizeof(path), "proc/%d/pagemap", (int)pid);
+	pwrite_u64(path, vaddr / 4096 * 8, pfn | PAGEMAP_PRESENT);
+	fx_path(f, path, sizeof(path), "proc/kpageflags");
+	pwrite_u64(path, pfn * 8, flags);
+}
+
+static void fx_unmap(struct fx *f, pid_t pid, uint64_t vaddr)
+{
+	char path[256];
+
+	fx_path(f, path, sizeof(path), "proc/%d/pagemap", (int)pid);
+	pwrite_u64(path, vaddr / 4096 * 8, 0);
+}
+
+static bool fx_idle_bit(struct fx *f, uint64_t pfn)
+{
+	char path[256];
+
+	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
+	return (pread_u64(path, pfn / 64 * 8) >> (pfn % 64)) & 1;
+}
+
+/* What the kernel does when the page is accessed: its idle bit reads 0. */
+static void fx_access(struct fx *f, uint64_t pfn)
+{
+	char path[256];
+	uint64_t w;
+
+	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
+	w = pread_u64(path, pfn / 64 * 8);
+	pwrite_u64(path, pfn / 64 * 8, w & ~(UINT64_C(1) << (pfn % 64)));
+}
+
+static int fx_round(struct fx *f)
+{
+	f->clock_ns += (uint64_t)f->cfg->sources.abit.scan_interval_ms * 1000000u;
+	return abit_round(f->a, f->cfg);
+}
+
+static uint64_t fx_stat(struct fx *f, enum stat_src_counter c)
+{
+	return atomic_load(&f->stats.src[SRC_ABIT][c]);
+}
+
+/* ---- decoding --------------------------------------------------------------------------- */
+
+static void test_pagemap_entry_gives_pfn_only_when_present(void **state)
+{
+	(void)state;
+	uint64_t e = PAGEMAP_PRESENT | PAGEMAP_EXCLUSIVE | PAGEMAP_SOFT_DIRTY | 0x123456;
+
+	assert_true(pagemap_present(e));
+	assert_int_equal(pagemap_pfn(e), 0x123456);
+	assert_int_equal(pagemap_pfn(PAGEMAP_PFN_MASK | PAGEMAP_PRESENT), PAGEMAP_PFN_MASK);
+	/* A swapped page's low bits hold the swap type and offset, not a PFN. */
+	assert_false(pagemap_present(PAGEMAP_SWAPPED | 0x55));
+	assert_int_equal(pagemap_pfn(PAGEMAP_SWAPPED | 0x55), 0);
+}
+
+static void test_kpageflags_classify_lru_pages_and_thp_heads_and_tails(void **state)
+{
+	(void)state;
+	assert_int_equal(kpf_classify(LRU | KPF(KPF_ANON)), KPF_CLASS_PAGE);
+	assert_int_equal(kpf_classify(THP_HEAD), KPF_CLASS_THP_HEAD);
+	assert_int_equal(kpf_classify(THP_TAIL), KPF_CLASS_THP_TAIL);
+	/* A tail is a tail even when the LRU bit shows through from its head. */
+	assert_int_equal(kpf_classify(THP_TAIL | LRU), KPF_CLASS_THP_TAIL);
+	assert_int_equal(kpf_classify(KPF(KPF_ANON)), KPF_CLASS_UNTRACKABLE);
+	/* hugetlb: compound head but not THP and off the LRU. */
+	assert_int_equal(kpf_classify(KPF(KPF_HUGE) | KPF(KPF_COMPOUND_HEAD)),
+			 KPF_CLASS_UNTRACKABLE);
+}
+
+static void test_maps_line_parses_range_permissions_and_special_vmas(void **state)
+{
+	(void)state;
+	struct maps_vma v;
+
+	assert_int_equal(
+	    maps_parse_line("55d0c0a00000-55d0c0c00000 rw-p 00000000 00:00 0    [heap]\n", &v), 0);
+	assert_int_equal(v.start, 0x55d0c0a00000);
+	assert_int_equal(v.end, 0x55d0c0c00000);
+	assert_true(v.readable);
+	assert_false(v.special);
+	assert_int_equal(maps_parse_line("7ffd1000-7ffd3000 ---p 00000000 00:00 0", &v), 0);
+	assert_false(v.readable);
+	assert_int_equal(
+	    maps_parse_line("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0   "
+			    "               [vsyscall]",
+			    &v),
+	    0);
+	assert_true(v.special);
+	assert_int_equal(maps_parse_line("7f00-7e00 rw-p 0 00:00 0", &v), -EINVAL);
+	assert_int_equal(maps_parse_line("garbage", &v), -EINVAL);
+	assert_int_equal(maps_parse_line("1000-2001 rw-p 0 00:00 0", &v), -EINVAL);
+}
+
+static void test_stat_line_gives_start_time_and_cpu_past_odd_command_names(void **state)
+{
+	(void)state;
+	char line[512];
+	uint64_t start = 7;
+	int cpu = 7, n;
+
+	n = snprintf(line, sizeof(line), "77 (a) b) (c ) R");
+	for (int field = 4; field <= 52; field++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %d",
+			      field == 22   ? 987654
+			      : field == 39 ? 13
+					    : field);
+	assert_int_equal(stat_parse_start_cpu(line, &start, &cpu), 0);
+	assert_int_equal(start, 987654);
+	assert_int_equal(cpu, 13);
+
+	start = 7;
+	cpu = 7;
+	assert_int_equal(stat_parse_start_cpu("77 (short) S 1 2 3\n", &start, &cpu), -EINVAL);
+	assert_int_equal(stat_parse_start_cpu("no parenthesis", &start, &cpu), -EINVAL);
+	assert_int_equal(start, 7);
+	assert_int_equal(cpu, 7);
+}
+
+/* ---- bitmap I/O -------------------------------------------------------------------------- */
+
+/* An in-memory page_idle bitmap that moves at most `cap` bytes per call, like the sysfs file
+ * (4096) or worse, and ORs written bits in as marking does. */
+struct fake_bitmap {
+	uint64_t w[2048];
+	size_t cap;
+	unsigned reads, writes;
+	bool stall; /* writes make no progress */
+};
+
+static ssize_t fake_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
+{
+	struct fake_bitmap *b = ctx;
+	size_t size = sizeof(b->w);
+
+	(void)fd;
+	b->reads++;
+	if (off % 8 || len % 8)
+		return -EINVAL;
+	if (off >= size)
+		return 0;
+	len = len > b->cap ? b->cap : len;
+	len = len > size - off ? size - off : len;
+	memcpy(buf, (char *)b->w + off, len);
+	return (ssize_t)len;
+}
+
+static ssize_t fake_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_t off)
+{
+	struct fake_bitmap *b = ctx;
+	uint64_t v;
+
+	(void)fd;
+	b->writes++;
+	if (off % 8 || len % 8)
+		return -EINVAL;
+	if (b->stall)
+		return 0;
+	len = len > b->cap ? b->cap : len;
+	for (size_t i = 0; i < len / 8; i++) {
+		memcpy(&v, (const char *)buf + i * 8, 8);
+		b->w[off / 8 + i] |= v;
+	}
+	return (ssize_t)len;
+}
+
+static void test_bitmap_transfers_loop_on_short_counts(void **state)
+{
+	(void)state;
+	static struct fake_bitmap b;
+	struct idle_io_ops ops = {.pread = fake_pread, .pwrite = fake_pwrite, .ctx = &b};
+	uint64_t out[1000], in[1000];
+
+	memset(&b, 0, sizeof(b));
+	b.cap = IDLE_BITMAP_IO_MAX;
+	for (size_t i = 0; i < 1000; i++)
+		in[i] = i * 0x9e3779b97f4a7c15u;
+	assert_int_equal(idle_bitmap_write_words(&ops, 3, 7, in, 1000), 0);
+	assert_int_equal(b.writes, 2); /* 8000 bytes: 4096 + 3904 */
+	assert_int_equal(idle_bitmap_read_words(&ops, 3, 7, out, 1000), 0);
+	assert_int_equal(b.reads, 2);
+	assert_memory_equal(in, out, sizeof(in));
+
+	/* Three words a call. */
+	memset(&b, 0, sizeof(b));
+	b.cap = 24;
+	assert_int_equal(idle_bitmap_write_words(&ops, 3, 0, in, 10), 0);
+	assert_int_equal(b.writes, 4);
+	memset(out, 0, sizeof(out));
+	assert_int_equal(idle_bitmap_read_words(&ops, 3, 0, out, 10), 0);
+	assert_int_equal(b.reads, 4);
+	assert_memory_equal(in, out, 10 * 8);
+}
+
+static void test_bitmap_read_past_the_end_and_stalled_write_fail(void **state)
+{
+	(void)state;
+	static struct fake_bitmap b;
+	struct idle_io_ops ops = {.pread = fake_pread, .pwrite = fake_pwrite, .ctx = &b};
+	uint64_t w[4] = {1, 2, 3, 4};
+
+	memset(&b, 0, sizeof(b));
+	b.cap = IDLE_BITMAP_IO_MAX;
+	assert_int_equal(idle_bitmap_read_words(&ops, 3, 2046, w, 4), -ENXIO);
+	b.stall = true;
+	assert_int_equal(idle_bitmap_write_words(&ops, 3, 0, w, 4), -EIO);
+	assert_int_equal(b.w[0], 0);
+}
+
+static void test_word_set_sorts_merges_and_marks_in_few_writes(void **state)
+{
+	(void)state;
+	static struct fake_bitmap b;
+	struct idle_io_ops ops = {.pread = fake_pread, .pwrite = fake_pwrite, .ctx = &b};
+	struct idle_words w = {0};
+	/* Unsorted with a duplicate; words 1, 2, 4 and 200. */
+	uint64_t pfns[] = {300, 64, 65, 130, 12800, 64, 140};
+
+	memset(&b, 0, sizeof(b));
+	b.cap = IDLE_BITMAP_IO_MAX;
+	assert_int_equal(idle_words_build(&w, pfns, 7), 0);
+	assert_int_equal(w.n, 4);
+	assert_int_equal(w.word[0], 1);
+	assert_int_equal(w.mask[0], 3);
+	assert_int_equal(w.word[1], 2);
+	assert_int_equal(w.mask[1], (UINT64_C(1) << 2) | (UINT64_C(1) << 12));
+	assert_int_equal(w.word[2], 4);
+	assert_int_equal(w.word[3], 200);
+	/* Gap of one word between 2 and 4 is merged, 200 is too far. */
+	assert_int_equal(idle_words_mark(&ops, 3, &w, 16), 2);
+	assert_int_equal(b.w[1], 3);
+	assert_int_equal(b.w[3], 0);
+	assert_int_equal(b.w[4], UINT64_C(1) << 44);
+	assert_int_equal(b.w[200], 1);
+	/* Without gaps allowed, three runs: 1-2, 4, 200. */
+	assert_int_equal(idle_words_mark(&ops, 3, &w, 0), 3);
+
+	/* Reads cover only consecutive words: 1-2, 4, 200. Page 65 accessed. */
+	b.w[1] &= ~UINT64_C(2);
+	b.reads = 0;
+	assert_int_equal(idle_words_fetch(&ops, 3, &w), 3);
+	assert_int_equal(b.reads, 3);
+	assert_true(idle_words_idle(&w, 64));
+	assert_false(idle_words_idle(&w, 65));
+	assert_true(idle_words_idle(&w, 12800));
+	assert_false(idle_words_idle(&w, 5000)); /* not in the set */
+	idle_words_free(&w);
+}
+
+/* ---- rounds ------------------------------------------------------------------------------ */
+
+static void test_round_reports_accessed_slow_pages_and_nothing_else(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 76, LRU);
+	fx_map(f, 100, VA + 0x1000, SLOW_PFN + 77, LRU);
+	fx_map(f, 100, VA + 0x2000, 100, LRU);	       /* fast node */
+	fx_map(f, 100, VA + 0x3000, SLOW_PFN + 78, 0); /* off the LRU */
+	fx_new_abit(f);
+
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(f->nev, 0);
+	assert_int_equal(abit_nr_tracked(f->a), 2);
+	assert_true(fx_idle_bit(f, SLOW_PFN + 76));
+	assert_true(fx_idle_bit(f, SLOW_PFN + 77));
+	assert_false(fx_idle_bit(f, 100));
+	assert_false(fx_idle_bit(f, SLOW_PFN + 78));
+
+	fx_access(f, SLOW_PFN + 76);
+	fx_access(f, 100);
+	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(f->nev, 1);
+	assert_int_equal(f->ev[0].pid, 100);
+	assert_int_equal(f->ev[0].vaddr, VA);
+	assert_int_equal(f->ev[0].paddr, (uint64_t)(SLOW_PFN + 76) << 12);
+	assert_int_equal(f->ev[0].cpu, 1);
+	assert_int_equal(f->ev[0].node, 0);
+	assert_int_equal(f->ev[0].source, SRC_ABIT);
+	assert_int_equal(f->ev[0].time_ns, f->clock_ns);
+	/* Re-marked for the next round. */
+	assert_true(fx_idle_bit(f, SLOW_PFN + 76));
+	assert_int_equal(fx_stat(f, SS_SAMPLES), 1);
+	assert_int_equal(fx_stat(f, SS_PAGES_SCANNED), 2 * 512);
+
+	/* Not accessed again: nothing. */
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(f->nev, 1);
+}
+
+static void test_page_joining_the_lru_later_is_tracked_then(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 5, 0);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_tracked(f->a), 0);
+	fx_map(f, 100, VA, SLOW_PFN + 5, LRU);
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	fx_access(f, SLOW_PFN + 5);
+	assert_int_equal(fx_round(f), 1);
+}
+
+static void test_thp_is_tracked_once_by_its_head(void **state)
+{
+	struct fx *f = *state;
+	uint64_t head = SLOW_PFN + 512;
+
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	for (uint64_t i = 0; i < 512; i++)
+		fx_map(f, 100, VA + i * 4096, head + i, i ? THP_TAIL : THP_HEAD);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	assert_true(fx_idle_bit(f, head));
+	for (uint64_t i = 1; i < 512; i++)
+		assert_false(fx_idle_bit(f, head + i)); /* tails read "not idle" */
+
+	assert_int_equal(fx_round(f), 0); /* head not accessed; tails never reported */
+	assert_int_equal(f->nev, 0);
+	fx_access(f, head);
+	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(f->ev[0].vaddr, VA);
+	assert_int_equal(f->ev[0].paddr, head << 12);
+}
+
+static void test_page_moved_between_mark_and_read_is_not_reported(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 10, LRU);
+	fx_map(f, 100, VA + 0x1000, SLOW_PFN + 11, LRU);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+
+	/* Both pages migrate; their old frames now belong to someone who touched them. */
+	fx_access(f, SLOW_PFN + 10);
+	fx_access(f, SLOW_PFN + 11);
+	fx_map(f, 100, VA, SLOW_PFN + 300, LRU); /* still slow, new frame */
+	fx_map(f, 100, VA + 0x1000, 200, LRU);	 /* promoted to the fast node */
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(f->nev, 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	assert_true(fx_idle_bit(f, SLOW_PFN + 300));
+
+	/* The new frame is followed from now on. */
+	fx_access(f, SLOW_PFN + 300);
+	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(f->ev[0].paddr, (uint64_t)(SLOW_PFN + 300) << 12);
+}
+
+static void test_unmapped_page_is_not_reported(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 10, LRU);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	fx_unmap(f, 100, VA);
+	fx_access(f, SLOW_PFN + 10);
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_tracked(f->a), 0);
+}
+
+static void test_process_exiting_mid_round_is_dropped_silently(void **state)
+{
+	struct fx *f = *state;
+	char *logbuf = NULL;
+	size_t loglen = 0;
+	FILE *logf = open_memstream(&logbuf, &loglen);
+
+	assert_non_null(logf);
+	log_set_stream(logf);
+	log_set_level(LOG_LVL_DEBUG);
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 200, "other", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_map(f, 200, VA, SLOW_PFN + 2, LRU);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_procs(f->a), 2);
+
+	fx_access(f, SLOW_PFN + 1);
+	fx_access(f, SLOW_PFN + 2);
+	f->remove_on_event = 200; /* pid 200 exits while pid 100's events are delivered */
+	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(f->nev, 1);
+	assert_int_equal(f->ev[0].pid, 100);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+	fflush(logf);
+	assert_int_equal(loglen, 0);
+	log_set_stream(NULL);
+	log_set_level(LOG_LVL_INFO);
+	fclose(logf);
+	free(logbuf);
+}
+
+static void test_hidden_pfns_make_the_source_unavailable(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, 0, 0); /* present, PFN 0: what an unprivileged reader sees */
+	fx_new_abit(f);
+	assert_null(abit_unavailable_reason(f->a));
+	assert_int_equal(fx_round(f), -EPERM);
+	assert_non_null(abit_unavailable_reason(f->a));
+	assert_non_null(strstr(abit_unavailable_reason(f->a), "CAP_SYS_ADMIN"));
+	assert_int_equal(fx_round(f), -EPERM);
+}
+
+static void test_missing_page_idle_makes_the_source_unavailable(void **state)
+{
+	struct fx *f = *state;
+	char path[256], *logbuf = NULL;
+	size_t loglen = 0;
+	FILE *logf = open_memstream(&logbuf, &loglen);
+	struct abit_deps d = {
+	    .procfs_root = f->procfs,
+	    .sysfs_root = f->sysfs,
+	    .sink = {.deliver = fx_sink, .ctx = f},
+	    .stats = &f->stats,
+	};
+	struct abit *a = (struct abit *)&d; /* must stay untouched */
+
+	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
+	assert_int_equal(unlink(path), 0);
+	log_set_stream(logf);
+	assert_int_equal(abit_new(&d, &a), -ENOENT);
+	assert_ptr_equal(a, (struct abit *)&d);
+	fflush(logf);
+	assert_non_null(strstr(logbuf, "abit source unavailable: no page_idle"));
+	assert_non_null(strstr(logbuf, "page_idle/bitmap"));
+	log_set_stream(NULL);
+	fclose(logf);
+	free(logbuf);
+}
+
+static void test_round_with_word_sized_transfers_finds_the_same_accesses(void **state)
+{
+	struct fx *f = *state;
+
+	f->max_io = 8; /* one word, one pagemap entry per call */
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	for (uint64_t i = 0; i < 100; i++)
+		fx_map(f, 100, VA + i * 4096, SLOW_PFN + i, LRU);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_tracked(f->a), 100);
+	fx_access(f, SLOW_PFN + 3);
+	fx_access(f, SLOW_PFN + 70);
+	assert_int_equal(fx_round(f), 2);
+	assert_int_equal(f->ev[0].vaddr, VA + 3 * 4096);
+	assert_int_equal(f->ev[1].vaddr, VA + 70 * 4096);
+	assert_true(f->io_calls > 512); /* the pagemap alone took 512 calls a round */
+}
+
+static void test_selection_skips_unselected_processes(void **state)
+{
+	struct fx *f = *state;
+	struct config_errors errs = {0};
+	struct pghotd_config *cfg;
+
+	assert_int_equal(
+	    config_load_string("processes: { include_comm = [\"db*\"]; };", "t", &cfg, &errs), 0);
+	cfg->topo = f->topo;
+	config_free(f->cfg);
+	f->cfg = cfg;
+	fx_proc(f, 100, "dbserver", 0, VA, VA + REGION);
+	fx_proc(f, 200, "shell", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_map(f, 200, VA, SLOW_PFN + 2, LRU);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+	assert_false(fx_idle_bit(f, SLOW_PFN + 2));
+	fx_access(f, SLOW_PFN + 1);
+	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(f->ev[0].pid, 100);
+}
+
+static void test_pages_looked_at_stay_within_max_pages_per_sec(void **state)
+{
+	struct fx *f = *state;
+	uint64_t prev = 0;
+
+	/* Eight regions with one slow page each; 1024 pages a second pays two regions. */
+	f->cfg->sources.abit.max_pages_per_sec = 1024;
+	f->cfg->sources.abit.scan_interval_ms = 1000;
+	fx_proc(f, 100, "app", 0, VA, VA + 8 * REGION);
+	for (uint64_t i = 0; i < 8; i++)
+		fx_map(f, 100, VA + i * REGION, SLOW_PFN + 64 * i, LRU);
+	fx_new_abit(f);
+	for (int round = 1; round <= 4; round++) {
+		assert_int_equal(fx_round(f), 0);
+		assert_int_equal(fx_stat(f, SS_PAGES_SCANNED) - prev, 1024);
+		prev = fx_stat(f, SS_PAGES_SCANNED);
+		/* The cursor moves on: every region is reached within four rounds. */
+		assert_int_equal(abit_nr_tracked(f->a), 2 * (size_t)round);
+	}
+	for (int round = 0; round < 16; round++) {
+		for (uint64_t i = 0; i < 8; i++)
+			fx_access(f, SLOW_PFN + 64 * i); /* all hot: every region wants a scan */
+		assert_true(fx_round(f) >= 0);
+	}
+	/* 20 seconds at 1024/s, plus one burst. */
+	assert_true(fx_stat(f, SS_PAGES_SCANNED) <= 20 * 1024 + 1024);
+	assert_true(fx_stat(f, SS_PAGES_SCANNED) >= 19 * 1024);
+	assert_true(fx_stat(f, SS_SAMPLES) > 0);
+}
+
+static void test_region_intervals_follow_the_accesses(void **state)
+{
+	struct fx *f = *state;
+	unsigned cold_events = 0;
+
+	fx_proc(f, 100, "app", 0, VA, VA + 2 * REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);		  /* hot */
+	fx_map(f, 100, VA + REGION, SLOW_PFN + 200, LRU); /* cold */
+	fx_new_abit(f);
+	for (int round = 0; round < 40; round++) {
+		fx_access(f, SLOW_PFN + 1);
+		assert_true(fx_round(f) >= 0);
+	}
+	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+	assert_int_equal(abit_region_interval(f->a, 100, VA + REGION), ABIT_MAX_INTERVAL);
+	/* 40 rounds of the hot region, far fewer of the cold one: 1,1,2,2,4,4,8,8,16 apart. */
+	assert_true(fx_stat(f, SS_PAGES_SCANNED) < (40 + 12) * 512);
+
+	/* The cold region heats up: found at its next scan, then scanned every round. */
+	fx_access(f, SLOW_PFN + 200);
+	for (int round = 0; round < ABIT_MAX_INTERVAL; round++) {
+		size_t before = f->nev;
+
+		fx_access(f, SLOW_PFN + 200);
+		assert_true(fx_round(f) >= 0);
+		for (size_t i = before; i < f->nev; i++)
+			cold_events += f->ev[i].vaddr == VA + REGION;
+	}
+	assert_true(cold_events >= 1);
+	assert_int_equal(abit_region_interval(f->a, 100, VA + REGION), 1);
+	assert_int_equal(abit_region_interval(f->a, 100, VA + 7 * REGION), -ENOENT);
+}
+
+static void test_thread_runs_rounds_and_stops_promptly(void **state)
+{
+	struct fx *f = *state;
+	struct config_pub *pub;
+	struct pghotd_config *cfg;
+	struct timespec t0, t1;
+	double ms;
+
+	f->ops = idle_io_real_ops;
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_new_abit(f);
+	assert_int_equal(config_new_defaults(&cfg), 0);
+	cfg->topo = f->topo;
+	cfg->sources.abit.scan_interval_ms = 3600000; /* the longest sleep there is */
+	assert_int_equal(config_pub_new(cfg, NULL, &pub), 0);
+	assert_int_equal(abit_start(f->a, pub), 0);
+	for (int i = 0; i < 500 && fx_stat(f, SS_PAGES_SCANNED) == 0; i++)
+		usleep(2000);
+	assert_int_equal(fx_stat(f, SS_PAGES_SCANNED), 512);
+	assert_int_equal(atomic_load(&f->stats.src_active[SRC_ABIT]), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	abit_stop(f->a);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	assert_true(ms < 500);
+	assert_int_equal(atomic_load(&f->stats.src_active[SRC_ABIT]), 0);
+	cfg->topo = NULL;
+	config_pub_free(pub);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_pagemap_entry_gives_pfn_only_when_present),
+	    cmocka_unit_test(test_kpageflags_classify_lru_pages_and_thp_heads_and_tails),
+	    cmocka_unit_test(test_maps_line_parses_range_permissions_and_special_vmas),
+	    cmocka_unit_test(test_stat_line_gives_start_time_and_cpu_past_odd_command_names),
+	    cmocka_unit_test(test_bitmap_transfers_loop_on_short_counts),
+	    cmocka_unit_test(test_bitmap_read_past_the_end_and_stalled_write_fail),
+	    cmocka_unit_test(test_word_set_sorts_merges_and_marks_in_few_writes),
+#define FX(t) cmocka_unit_test_setup_teardown(t, fx_setup, fx_teardown)
+	    FX(test_round_reports_accessed_slow_pages_and_nothing_else),
+	    FX(test_page_joining_the_lru_later_is_tracked_then),
+	    FX(test_thp_is_tracked_once_by_its_head),
+	    FX(test_page_moved_between_mark_and_read_is_not_reported),
+	    FX(test_unmapped_page_is_not_reported),
+	    FX(test_process_exiting_mid_round_is_dropped_silently),
+	    FX(test_hidden_pfns_make_the_source_unavailable),
+	    FX(test_missing_page_idle_makes_the_source_unavailable),
+	    FX(test_round_with_word_sized_transfers_finds_the_same_accesses),
+	    FX(test_selection_skips_unselected_processes),
+	    FX(test_pages_looked_at_stay_within_max_pages_per_sec),
+	    FX(test_region_intervals_follow_the_accesses),
+	    FX(test_thread_runs_rounds_and_stops_promptly),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
