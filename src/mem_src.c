@@ -57,7 +57,13 @@ static enum mem_src_level level_from_lvl(uint64_t data_src)
 
 enum mem_src_level mem_src_level(uint64_t data_src)
 {
-	enum mem_src_level l = level_from_lvlnum(data_src);
+	uint64_t lvl = field(data_src, MEM_SRC_LVL_SHIFT, 14);
+	enum mem_src_level l;
+
+	/* "missed L3" (lvl MISS, lvl_num L3) names the level that was passed, not the source */
+	if ((lvl & PERF_MEM_LVL_MISS) && !(lvl & PERF_MEM_LVL_HIT))
+		return MEM_SRC_UNKNOWN;
+	l = level_from_lvlnum(data_src);
 
 	return l != MEM_SRC__COUNT ? l : level_from_lvl(data_src);
 }

@@ -1,0 +1,390 @@
+/* sampler_pebs: see sampler_pebs.h. */
+#include "sampler_pebs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <perfmon/pfmlib_perf_event.h>
+
+#include "perf_sample.h"
+
+#define PMU_DIR "bus/event_source/devices"
+
+static int read_small(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, size - 1, f);
+	if (ferror(f))
+		r = -EIO;
+	fclose(f);
+	if (r)
+		return r;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* "event=0x03,umask=0x82" -> 0x8203. Other terms are not expected for this event. */
+static int parse_event_term(const char *s, uint64_t *config)
+{
+	unsigned long ev = 0, umask = 0;
+	char *copy = strdup(s), *save = NULL;
+	int r = 0, seen = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+
+		if (!strncmp(t, "event=", 6)) {
+			ev = strtoul(t + 6, &end, 0);
+			seen |= 1;
+		} else if (!strncmp(t, "umask=", 6)) {
+			umask = strtoul(t + 6, &end, 0);
+		} else {
+			r = -EINVAL;
+			break;
+		}
+		if (*end || ev > 0xff || umask > 0xff)
+			r = -EINVAL;
+	}
+	free(copy);
+	if (r == 0 && !(seen & 1))
+		r = -EINVAL;
+	if (r == 0)
+		*config = ev | umask << 8;
+	return r;
+}
+
+static int read_type(const char *dir, int *type, char *reason, size_t size)
+{
+	char path[1024], buf[32], *end;
+	long v;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/type", dir);
+	r = read_small(path, buf, sizeof(buf));
+	if (r == 0) {
+		errno = 0;
+		v = strtol(buf, &end, 10);
+		if (errno || end == buf || *end || v < 0 || v > 0x7fffffff)
+			r = -EINVAL;
+		else
+			*type = (int)v;
+	}
+	if (r < 0 && reason)
+		snprintf(reason, size, "unusable Intel core PMU (%s: %s)", path,
+			 r == -EINVAL ? "unparsable content" : strerror(-r));
+	return r == -ENOENT ? -ENODEV : r;
+}
+
+static int read_aux(const char *dir, struct pebs_pmu *p, char *reason, size_t size)
+{
+	char path[1024], buf[128];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/events/mem-loads-aux", dir);
+	r = read_small(path, buf, sizeof(buf));
+	if (r == -ENOENT)
+		return 0;
+	if (r == 0)
+		r = parse_event_term(buf, &p->aux_config);
+	if (r < 0) {
+		if (reason)
+			snprintf(reason, size, "unusable mem-loads-aux event (%s: %s)", path,
+				 r == -EINVAL ? "unparsable content" : strerror(-r));
+		return r;
+	}
+	p->has_aux = true;
+	return 0;
+}
+
+int sampler_pebs_pmu_read(const char *sysfs_root, struct pebs_pmu *out, char *reason, size_t size)
+{
+	struct pebs_pmu p;
+	char dir[768], path[1024];
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/" PMU_DIR "/cpu_core", sysfs_root) >=
+	    sizeof(dir))
+		return -ENAMETOOLONG;
+	p.hybrid = access(dir, F_OK) == 0;
+	if (!p.hybrid)
+		snprintf(dir, sizeof(dir), "%s/" PMU_DIR "/cpu", sysfs_root);
+	snprintf(p.name, sizeof(p.name), "%s", p.hybrid ? "cpu_core" : "cpu");
+	snprintf(path, sizeof(path), "%s/events/mem-loads", dir);
+	if (access(path, F_OK) != 0) {
+		r = -errno;
+		if (reason)
+			snprintf(reason, size, "no Intel %s PMU with mem-loads event (%s: %s)",
+				 p.name, path, strerror(-r));
+		return -ENODEV;
+	}
+	r = read_type(dir, &p.type, reason, size);
+	if (r == 0)
+		r = read_aux(dir, &p, reason, size);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s/cpus", dir);
+	if (p.hybrid && read_small(path, p.cpus, sizeof(p.cpus)) < 0)
+		p.cpus[0] = '\0';
+	*out = p;
+	return 0;
+}
+
+/* libpfm4 for the model's encoding of name. *pfm_err gets its error code. */
+static int encode(const char *name, struct perf_event_attr *attr, char *fstr_out, size_t size,
+		  int *pfm_err)
+{
+	pfm_perf_encode_arg_t arg;
+	char *fstr = NULL;
+	int r = pfm_initialize();
+
+	if (r == PFM_SUCCESS) {
+		memset(attr, 0, sizeof(*attr));
+		attr->size = sizeof(*attr);
+		memset(&arg, 0, sizeof(arg));
+		arg.attr = attr;
+		arg.size = sizeof(arg);
+		arg.fstr = &fstr;
+		r = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	}
+	*pfm_err = r;
+	if (r != PFM_SUCCESS)
+		return -ENOENT;
+	snprintf(fstr_out, size, "%s", fstr ? fstr : name);
+	free(fstr);
+	return 0;
+}
+
+/* What every sampling event asks for, on top of libpfm4's type/config/config1. */
+static void sampling_fields(const struct pebs_pmu *pmu, const struct pebs_opts *o,
+			    struct perf_event_attr *a)
+{
+	/* libpfm4 names the raw type; on hybrid parts only cpu_core's type reaches the P-cores */
+	if (a->type == PERF_TYPE_RAW)
+		a->type = (uint32_t)pmu->type;
+	a->sample_period = o->period ? o->period : 1;
+	a->freq = 0;
+	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU |
+			 PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_WEIGHT;
+	if (o->phys_addr)
+		a->sample_type |= PERF_SAMPLE_PHYS_ADDR;
+	a->precise_ip = 3;
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->disabled = 1;
+}
+
+static int add_event(struct pebs_plan *p, const struct pebs_pmu *pmu, const struct pebs_opts *o,
+		     const char *name, enum access_kind kind, int *pfm_err)
+{
+	struct pebs_event *e = &p->ev[p->n];
+
+	if (encode(name, &e->attr, e->name, sizeof(e->name), pfm_err) < 0)
+		return -ENOENT;
+	sampling_fields(pmu, o, &e->attr);
+	e->leader = -1;
+	e->sampling = true;
+	e->kind = kind;
+	p->n++;
+	return 0;
+}
+
+/* Load latency is event 0xcd umask 0x01 on every model that has it. */
+static bool is_load_latency(const struct perf_event_attr *a)
+{
+	return (a->config & 0xffff) == 0x01cd;
+}
+
+/* Where the kernel requires it (PMU_FL_MEM_LOADS_AUX), a load-latency event asking for
+ * DATA_SRC fails with ENODATA unless the group is led by mem-loads-aux. The leader only
+ * counts: PEBS on a non-sampling event is -EINVAL. */
+static void add_aux_leader(struct pebs_plan *p, const struct pebs_pmu *pmu, int loads)
+{
+	struct pebs_event *e = &p->ev[p->n], *member = &p->ev[loads];
+
+	memset(e, 0, sizeof(*e));
+	e->attr.size = sizeof(e->attr);
+	e->attr.type = member->attr.type;
+	e->attr.config = pmu->aux_config;
+	e->attr.exclude_kernel = member->attr.exclude_kernel;
+	e->attr.exclude_hv = member->attr.exclude_hv;
+	e->attr.exclude_guest = member->attr.exclude_guest;
+	e->attr.disabled = 1;
+	e->leader = -1;
+	e->sampling = false;
+	e->kind = ACCESS_UNKNOWN;
+	snprintf(e->name, sizeof(e->name), "%s/mem-loads-aux/", pmu->name);
+	member->leader = p->n;
+	member->attr.disabled = 0; /* the leader enables the group */
+	p->n++;
+}
+
+/* Moves the (non-sampling) aux leader to the front, as opening order requires. */
+static void leader_first(struct pebs_plan *p)
+{
+	struct pebs_event aux;
+	int a = 0;
+
+	while (a < p->n && p->ev[a].sampling)
+		a++;
+	if (a == 0 || a == p->n)
+		return;
+	aux = p->ev[a];
+	memmove(&p->ev[1], &p->ev[0], sizeof(p->ev[0]) * (size_t)a);
+	p->ev[0] = aux;
+	for (int i = 1; i < p->n; i++) {
+		int l = p->ev[i].leader;
+
+		if (l >= 0)
+			p->ev[i].leader = l == a ? 0 : l < a ? l + 1 : l;
+	}
+}
+
+int sampler_pebs_plan(const struct pebs_pmu *pmu, const struct pebs_opts *o, struct pebs_plan *out,
+		      char *reason, size_t size)
+{
+	struct pebs_plan p;
+	char name[PEBS_NAME_MAX];
+	bool explicit = o->event && o->event[0];
+	int err = 0;
+
+	memset(&p, 0, sizeof(p));
+	if (explicit)
+		snprintf(name, sizeof(name), "%s", o->event);
+	else
+		snprintf(name, sizeof(name), PEBS_LOADS_EVENT ":ldlat=%u", o->ldlat);
+	/* an explicit event's samples say their kind in DATA_SRC; count them as loads if not */
+	if (add_event(&p, pmu, o, name, ACCESS_LOAD, &err) < 0) {
+		if (reason)
+			snprintf(reason, size, "libpfm4 cannot encode %s: %s", name,
+				 pfm_strerror(err));
+		return -ENOENT;
+	}
+	if (pmu->has_aux && is_load_latency(&p.ev[0].attr))
+		add_aux_leader(&p, pmu, 0);
+	if (!explicit && o->stores &&
+	    add_event(&p, pmu, o, PEBS_STORES_EVENT, ACCESS_STORE, &err) < 0 && reason)
+		snprintf(reason, size, "libpfm4 cannot encode %s: %s; sampling loads only",
+			 PEBS_STORES_EVENT, pfm_strerror(err));
+	leader_first(&p);
+	*out = p;
+	return 0;
+}
+
+static int real_open(void *ctx, const struct perf_event_attr *attr, int group_fd)
+{
+	int cpu = ctx ? *(const int *)ctx : 0;
+	long fd = syscall(SYS_perf_event_open, attr, -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static void real_close(void *ctx, int fd)
+{
+	(void)ctx;
+	close(fd);
+}
+
+const struct pebs_open_ops pebs_open_real = {.open = real_open, .close = real_close};
+
+/* Opens event i (and its leader) once; 0 or -errno. *what says which open failed. */
+static int try_open(const struct pebs_plan *p, int i, const struct pebs_open_ops *ops,
+		    const struct pebs_event **what)
+{
+	const struct pebs_event *e = &p->ev[i];
+	int lfd = -1, fd;
+
+	if (e->leader >= 0) {
+		*what = &p->ev[e->leader];
+		lfd = ops->open(ops->ctx, &p->ev[e->leader].attr, -1);
+		if (lfd < 0)
+			return lfd;
+	}
+	*what = e;
+	fd = ops->open(ops->ctx, &e->attr, lfd);
+	if (fd >= 0)
+		ops->close(ops->ctx, fd);
+	if (lfd >= 0)
+		ops->close(ops->ctx, lfd);
+	return fd < 0 ? fd : 0;
+}
+
+static int pick_one(struct pebs_plan *p, int i, const struct pebs_open_ops *ops, char *reason,
+		    size_t size)
+{
+	const struct pebs_event *what = &p->ev[i];
+	int r = -EOPNOTSUPP;
+
+	for (int q = 3; q >= 1; q--) {
+		p->ev[i].attr.precise_ip = (uint64_t)q & 3;
+		r = try_open(p, i, ops, &what);
+		if (r == 0)
+			return 0;
+		if (r != -EOPNOTSUPP && r != -EINVAL)
+			break;
+	}
+	if (reason)
+		snprintf(reason, size, "perf_event_open %s precise_ip=%u: %s", what->name,
+			 (unsigned)what->attr.precise_ip, strerror(-r));
+	return r;
+}
+
+int sampler_pebs_pick_precise(struct pebs_plan *p, const struct pebs_open_ops *ops, char *reason,
+			      size_t size)
+{
+	for (int i = 0; i < p->n; i++) {
+		int r;
+
+		if (!p->ev[i].sampling)
+			continue;
+		r = pick_one(p, i, ops, reason, size);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int sampler_pebs_available(const char *sysfs_root, char *reason, size_t size)
+{
+	struct pebs_pmu pmu;
+	struct pebs_plan plan;
+	struct pebs_opts o = {.period = 1000, .ldlat = 128};
+	int r = sampler_pebs_pmu_read(sysfs_root, &pmu, reason, size);
+
+	if (r < 0)
+		return r == -EINVAL ? r : -ENODEV;
+	r = sampler_pebs_plan(&pmu, &o, &plan, reason, size);
+	return r < 0 ? -ENODEV : 0;
+}
+
+void sampler_pebs_convert_init(struct pebs_convert *c, const struct pebs_opts *o,
+			       const struct topology *topo, struct stats *stats)
+{
+	memset(c, 0, sizeof(*c));
+	sample_filter_init(&c->filter, topo, stats, SRC_PEBS);
+	c->phys_addr = o->phys_addr;
+}
+
+enum sample_drop sampler_pebs_convert(struct pebs_convert *c, enum access_kind kind,
+				      const struct perf_sample *s, struct access_event *ev)
+{
+	struct sample_in in;
+
+	sample_in_from_perf(s, kind, c->phys_addr, &in);
+	return sample_filter_apply(&c->filter, &in, ev);
+}

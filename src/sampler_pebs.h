@@ -1,0 +1,99 @@
+/* sampler_pebs: the Intel PEBS source's hardware-specific half: finding the core PMU in sysfs
+ * (cpu, or cpu_core on hybrid parts), choosing the events through libpfm4 for the CPU model
+ * (load latency MEM_TRANS_RETIRED:LOAD_LATENCY with ldlat, optionally
+ * MEM_INST_RETIRED:ALL_STORES, or the config's explicit event), adding the mem-loads-aux group
+ * leader where the kernel requires it (Sapphire Rapids and later), finding the highest
+ * precise_ip the kernel accepts, and turning samples into access events (sample_filter).
+ * The generic sampler (perf_sampler) opens, maps and drains the per-CPU events.
+ *
+ * Main thread for everything but sampler_pebs_convert (source thread). libpfm4 reads
+ * LIBPFM_FORCE_PMU once, at its first initialisation in the process. */
+#ifndef PGHOTD_SAMPLER_PEBS_H
+#define PGHOTD_SAMPLER_PEBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/perf_event.h>
+
+#include "access.h"
+#include "sample_filter.h"
+
+struct perf_sample;
+
+#define PEBS_MAX_EVENTS	  3
+#define PEBS_REASON_MAX	  512
+#define PEBS_NAME_MAX	  256
+#define PEBS_CPULIST_MAX  256
+#define PEBS_LOADS_EVENT  "MEM_TRANS_RETIRED:LOAD_LATENCY"
+#define PEBS_STORES_EVENT "MEM_INST_RETIRED:ALL_STORES"
+
+struct pebs_pmu {
+	char name[16]; /* "cpu" or "cpu_core" */
+	bool hybrid;
+	int type;
+	bool has_aux;		     /* events/mem-loads-aux exists */
+	uint64_t aux_config;	     /* its encoding (event | umask << 8) */
+	char cpus[PEBS_CPULIST_MAX]; /* cpu_core/cpus on hybrid parts ("" elsewhere: all) */
+};
+
+struct pebs_opts {
+	uint64_t period;   /* sources.pebs.period */
+	unsigned ldlat;	   /* sources.pebs.ldlat */
+	bool stores;	   /* sources.pebs.stores */
+	const char *event; /* sources.pebs.event; NULL or "" to choose */
+	bool phys_addr;	   /* PHYS_ADDR permitted */
+};
+
+struct pebs_event {
+	struct perf_event_attr attr;
+	int leader;	       /* index in the plan of the group leader; -1: leads itself */
+	bool sampling;	       /* false for the mem-loads-aux leader: it only enables loads */
+	enum access_kind kind; /* what its samples are when DATA_SRC carries no op */
+	char name[PEBS_NAME_MAX];
+};
+
+/* Events in opening order: a leader always comes before its members. */
+struct pebs_plan {
+	int n;
+	struct pebs_event ev[PEBS_MAX_EVENTS];
+};
+
+/* Reads <sysfs_root>/bus/event_source/devices/cpu_core (hybrid) or cpu: type, events/mem-loads
+ * (must exist), events/mem-loads-aux, cpus. -ENODEV without a PMU that has mem-loads, -EINVAL
+ * for a malformed file; reason (may be NULL) names the file. *out untouched on failure. */
+int sampler_pebs_pmu_read(const char *sysfs_root, struct pebs_pmu *out, char *reason, size_t size);
+/* Builds the events. -ENOENT when libpfm4 cannot encode the loads (or the explicit) event,
+ * with reason "libpfm4 cannot encode <event>: <pfm error>"; a stores event it cannot encode is
+ * left out (a warning in reason, return 0). precise_ip starts at 3: see pick_precise. */
+int sampler_pebs_plan(const struct pebs_pmu *pmu, const struct pebs_opts *o, struct pebs_plan *out,
+		      char *reason, size_t size);
+
+/* perf_event_open as the probe uses it; tests inject fakes. open returns an fd or -errno. */
+struct pebs_open_ops {
+	int (*open)(void *ctx, const struct perf_event_attr *attr, int group_fd);
+	void (*close)(void *ctx, int fd);
+	void *ctx;
+};
+/* The real thing on one CPU, pid -1 (ctx: pointer to an int CPU number). */
+extern const struct pebs_open_ops pebs_open_real;
+/* For each sampling event, tries precise_ip 3, 2, 1 (opening its leader first) and keeps the
+ * first the kernel accepts; -EOPNOTSUPP/-EINVAL step down, any other error stops. Returns 0,
+ * or the last -errno with reason "perf_event_open <event> precise_ip=<n>: <strerror>". */
+int sampler_pebs_pick_precise(struct pebs_plan *p, const struct pebs_open_ops *ops, char *reason,
+			      size_t size);
+/* --probe / startup: 0, or -ENODEV with the reason (text after "unavailable: "). */
+int sampler_pebs_available(const char *sysfs_root, char *reason, size_t size);
+
+struct pebs_convert {
+	struct sample_filter filter;
+	bool phys_addr;
+};
+void sampler_pebs_convert_init(struct pebs_convert *c, const struct pebs_opts *o,
+			       const struct topology *topo, struct stats *stats);
+/* One parsed sample of event `kind` -> *ev (SAMPLE_KEPT) or a counted drop. Source thread. */
+enum sample_drop sampler_pebs_convert(struct pebs_convert *c, enum access_kind kind,
+				      const struct perf_sample *s, struct access_event *ev);
+
+#endif
