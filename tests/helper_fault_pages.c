@@ -31,8 +31,13 @@ static void wait_for(const char *path)
 int main(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	char *hot, *cold;
-	FILE *f = argc > 1 ? fopen(argv[1], "w") : stdout;
+	char *hot, *cold, tmp[4096];
+	FILE *f = stdout;
+
+	if (argc > 1) { /* written whole, then renamed: a reader never sees half a line */
+		snprintf(tmp, sizeof(tmp), "%s.tmp", argv[1]);
+		f = fopen(tmp, "w");
+	}
 
 	hot = mmap(NULL, 2 * PAGES * (size_t)page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -43,8 +48,8 @@ int main(int argc, char **argv)
 	cold = hot + PAGES * page;
 	fprintf(f, "pid=%d hot=%p cold=%p pages=%d rounds=%d\n", (int)getpid(), (void *)hot,
 		(void *)cold, PAGES, ROUNDS);
-	if (f != stdout)
-		fclose(f);
+	if (f != stdout && (fclose(f) != 0 || rename(tmp, argv[1]) != 0))
+		return 1;
 	if (argc > 2)
 		wait_for(argv[2]);
 	touch(cold, page, PAGES);
