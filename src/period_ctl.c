@@ -89,3 +89,37 @@ uint64_t period_ctl_update(struct period_ctl *c, const struct period_ctl_input *
 		*changed = c->period != old;
 	return c->period;
 }
+
+static void clock_mark(struct period_ctl_clock *k, uint64_t now_ns, uint64_t cpu_ns,
+		       uint64_t samples, uint64_t lost, uint64_t throttles)
+{
+	k->started = true;
+	k->wall_ns = now_ns;
+	k->cpu_ns = cpu_ns;
+	k->samples = samples;
+	k->lost = lost;
+	k->throttles = throttles;
+}
+
+bool period_ctl_tick(struct period_ctl *c, struct period_ctl_clock *k, uint64_t now_ns,
+		     uint64_t cpu_ns, uint64_t samples, uint64_t lost, uint64_t throttles,
+		     uint64_t *period)
+{
+	struct period_ctl_input in;
+	bool changed = false;
+
+	if (!k->started || now_ns < k->wall_ns || cpu_ns < k->cpu_ns) {
+		clock_mark(k, now_ns, cpu_ns, samples, lost, throttles);
+		return false;
+	}
+	if (now_ns - k->wall_ns < PERIOD_CTL_INTERVAL_NS)
+		return false;
+	in.interval_ns = now_ns - k->wall_ns;
+	in.cpu_ns = cpu_ns - k->cpu_ns;
+	in.samples = samples - k->samples;
+	in.lost = lost - k->lost;
+	in.throttles = throttles - k->throttles;
+	clock_mark(k, now_ns, cpu_ns, samples, lost, throttles);
+	*period = period_ctl_update(c, &in, &changed);
+	return changed;
+}

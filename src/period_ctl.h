@@ -47,6 +47,23 @@ void period_ctl_init(struct period_ctl *c, uint64_t configured, uint64_t max,
 /* Returns the period to use from now on; *changed (may be NULL) tells whether it differs from
  * the one before. An input with interval_ns 0 changes nothing. */
 uint64_t period_ctl_update(struct period_ctl *c, const struct period_ctl_input *in, bool *changed);
+/* Feeding the controller from the sampler's drain hook: the running totals of the ring
+ * reader and the clocks come in after every drain; once PERIOD_CTL_INTERVAL_NS has passed
+ * since the last decision, the differences go to period_ctl_update. */
+#define PERIOD_CTL_INTERVAL_NS 1000000000ull
+
+struct period_ctl_clock {
+	bool started;
+	uint64_t wall_ns, cpu_ns; /* at the last decision */
+	uint64_t samples, lost, throttles;
+};
+
+/* now_ns: CLOCK_MONOTONIC; cpu_ns: the sampler thread's CLOCK_THREAD_CPUTIME_ID; the rest
+ * running totals. Returns true when the period changed, and *period is then the new one. */
+bool period_ctl_tick(struct period_ctl *c, struct period_ctl_clock *k, uint64_t now_ns,
+		     uint64_t cpu_ns, uint64_t samples, uint64_t lost, uint64_t throttles,
+		     uint64_t *period);
+
 /* The period rules alone: what a requested period becomes. */
 uint64_t period_ctl_apply_rules(enum period_rules rules, uint64_t period);
 

@@ -12,7 +12,12 @@
 #include <cpuid.h>
 #endif
 
+#include <sys/utsname.h>
+
+#include "config.h"
 #include "perf_sample.h"
+#include "perf_sampler.h"
+#include "period_ctl.h"
 
 #define IBS_DIR "bus/event_source/devices/ibs_op"
 
@@ -257,4 +262,139 @@ enum sample_drop sampler_ibs_convert(struct ibs_convert *c, const struct perf_sa
 		sample_in_from_perf(s, ACCESS_UNKNOWN, c->phys_addr, &in);
 	}
 	return sample_filter_apply(&c->filter, &in, ev);
+}
+
+/* --- the running source --- */
+
+struct ibs_source {
+	struct ibs_convert conv;
+	struct period_ctl ctl;
+	struct period_ctl_clock clk;
+	struct perf_sampler *sampler;
+	struct stats *stats;
+};
+
+static bool ibs_convert_cb(void *ctx, const struct perf_event_header *h,
+			   const struct perf_sample *s, struct access_event *out)
+{
+	struct ibs_source *src = ctx;
+
+	(void)h;
+	return sampler_ibs_convert(&src->conv, s, out) == SAMPLE_KEPT;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sampler thread, after every drain. */
+static void ibs_on_drain(void *ctx, struct perf_sampler *sampler,
+			 const struct perf_ring_counts *total)
+{
+	struct ibs_source *src = ctx;
+	uint64_t period;
+
+	if (period_ctl_tick(&src->ctl, &src->clk, clock_ns(CLOCK_MONOTONIC),
+			    clock_ns(CLOCK_THREAD_CPUTIME_ID), total->samples, total->lost,
+			    total->throttles, &period))
+		perf_sampler_set_period(sampler, period);
+}
+
+static int ibs_opts_from(const struct ibs_source_params *p, struct ibs_opts *o)
+{
+	struct utsname u;
+	const char *rel = p->kernel_release;
+
+	memset(o, 0, sizeof(*o));
+	if (!rel) {
+		if (uname(&u) < 0)
+			return -errno;
+		rel = u.release;
+	}
+	/* an unparsable release: assume an old kernel, RAW decoding works everywhere */
+	if (sampler_kernel_version(rel, &o->kernel_major, &o->kernel_minor) < 0)
+		o->kernel_major = o->kernel_minor = 0;
+	o->period = p->cfg->sources.ibs.period;
+	o->l3_miss_only = p->cfg->sources.ibs.l3_miss_only;
+	o->phys_addr = p->phys_addr;
+	return 0;
+}
+
+int sampler_ibs_start(const struct ibs_source_params *p, struct ibs_source **out, char *reason,
+		      size_t size)
+{
+	struct perf_sampler_source ss;
+	struct perf_sampler_params sp = p->sampler;
+	struct ibs_source *src;
+	struct ibs_pmu pmu;
+	struct ibs_opts o;
+	int r;
+
+	r = sampler_ibs_pmu_read(p->sysfs_root, &pmu, reason, size);
+	if (r < 0)
+		return r == -ENOENT ? -ENODEV : r;
+	sampler_ibs_read_cpu(&pmu);
+	r = ibs_opts_from(p, &o);
+	if (r < 0) {
+		snprintf(reason, size, "uname: %s", strerror(-r));
+		return r;
+	}
+	src = calloc(1, sizeof(*src));
+	if (!src) {
+		snprintf(reason, size, "out of memory");
+		return -ENOMEM;
+	}
+	/* the sampler counts drops in SS_SAMPLES_DROPPED itself: the filter gets no stats */
+	sampler_ibs_convert_init(&src->conv, &pmu, &o, p->topo, NULL);
+	period_ctl_init(&src->ctl, o.period, 0, p->cfg->sources.cpu_budget_percent,
+			sampler_ibs_ext_count(&pmu) ? PERIOD_IBS_EXT : PERIOD_IBS);
+	src->stats = sp.stats;
+	memset(&ss, 0, sizeof(ss));
+	ss.source = SRC_IBS;
+	ss.name = "ibs";
+	ss.nr_events = 1;
+	sampler_ibs_build_attr(&pmu, &o, &ss.attr[0]);
+	ss.leader = -1;
+	ss.convert = ibs_convert_cb;
+	ss.on_drain = ibs_on_drain;
+	ss.ctx = src;
+	if (!sp.ring_pages)
+		sp.ring_pages = p->cfg->sources.ibs.ring_pages;
+	r = perf_sampler_new(&ss, &sp, &src->sampler, reason, size);
+	if (r == 0) {
+		r = perf_sampler_start(src->sampler);
+		if (r < 0)
+			snprintf(reason, size, "ibs: cannot start the sampler: %s", strerror(-r));
+	}
+	if (r < 0) {
+		sampler_ibs_stop(src);
+		return r;
+	}
+	if (src->stats)
+		stats_source_active(src->stats, SRC_IBS, 1);
+	*out = src;
+	return 0;
+}
+
+void sampler_ibs_stop(struct ibs_source *s)
+{
+	if (!s)
+		return;
+	if (s->sampler) {
+		perf_sampler_stop(s->sampler);
+		perf_sampler_free(s->sampler);
+	}
+	if (s->stats)
+		stats_source_active(s->stats, SRC_IBS, 0);
+	free(s);
+}
+
+uint64_t sampler_ibs_period(const struct ibs_source *s)
+{
+	return s->ctl.period;
 }

@@ -17,6 +17,7 @@
 
 #include "access.h"
 #include "ibs_decode.h"
+#include "perf_sampler.h"
 #include "sample_filter.h"
 
 struct perf_sample;
@@ -86,5 +87,32 @@ void sampler_ibs_convert_init(struct ibs_convert *c, const struct ibs_pmu *pmu,
 /* One parsed sample -> *ev (SAMPLE_KEPT) or a counted drop. Source thread. */
 enum sample_drop sampler_ibs_convert(struct ibs_convert *c, const struct perf_sample *s,
 				     struct access_event *ev);
+
+/* --- the running source, on perf_sampler --- */
+
+struct ibs_source_params {
+	const char *sysfs_root;		 /* "/sys" */
+	const char *kernel_release;	 /* uname(2) release; NULL: taken from uname */
+	const struct pghotd_config *cfg; /* sources.ibs.*, sources.cpu_budget_percent */
+	const struct topology *topo;	 /* placement; must outlive the source (may be NULL) */
+	bool phys_addr;			 /* PHYS_ADDR permitted */
+	/* ring_pages 0: cfg's sources.ibs.ring_pages; stats, sink, cpus, pid, pub... as
+	 * perf_sampler_new takes them */
+	struct perf_sampler_params sampler;
+};
+
+struct ibs_source;
+
+/* Main thread. Finds the PMU, builds the attr, opens every per-CPU event through
+ * perf_sampler and starts its thread, with the adaptive period controller on its drain hook
+ * (PERF_EVENT_IOC_PERIOD through perf_sampler_set_period). On failure: -ENODEV (no PMU) or
+ * the -errno of the refused open, reason holds the text to show after "unavailable: ", and
+ * pghotd_source_active{ibs} stays 0. */
+int sampler_ibs_start(const struct ibs_source_params *p, struct ibs_source **out, char *reason,
+		      size_t size);
+/* Main thread: stops the thread, closes the events, frees. NULL is fine. */
+void sampler_ibs_stop(struct ibs_source *s);
+/* The period in force (tests, status). */
+uint64_t sampler_ibs_period(const struct ibs_source *s);
 
 #endif

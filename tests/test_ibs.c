@@ -14,6 +14,11 @@
 
 #include <cmocka.h>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "config.h"
+
 #include <linux/perf_event.h>
 
 #include "ibs_decode.h"
@@ -546,6 +551,150 @@ static void converts_raw_sample_on_old_kernel_and_counts_short_raw(void **state)
 	assert_true(st.src[SRC_IBS][SS_SAMPLES_DROPPED] == 2);
 }
 
+/* --- the running source on perf_sampler, with faked syscalls --- */
+
+struct fake_sys {
+	int opens, maps, ioctls, open_err;
+	struct perf_event_attr last;
+	int cpu;
+	pid_t pid;
+};
+
+static int fake_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
+{
+	struct fake_sys *f = ctx;
+
+	(void)group_fd;
+	if (f->open_err)
+		return f->open_err;
+	f->opens++;
+	f->last = *attr;
+	f->cpu = cpu;
+	f->pid = pid;
+	return eventfd(0, EFD_CLOEXEC); /* a real fd the sampler can poll */
+}
+
+static int fake_mmap(void *ctx, int fd, size_t len, void **out)
+{
+	struct fake_sys *f = ctx;
+	struct perf_event_mmap_page *m = aligned_alloc(4096, len);
+
+	(void)fd;
+	if (!m)
+		return -ENOMEM;
+	memset(m, 0, len);
+	m->data_offset = 4096;
+	m->data_size = len - 4096;
+	f->maps++;
+	*out = m;
+	return 0;
+}
+
+static void fake_munmap(void *ctx, void *addr, size_t len)
+{
+	struct fake_sys *f = ctx;
+
+	(void)len;
+	f->maps--;
+	free(addr);
+}
+
+static int fake_ioctl(void *ctx, int fd, unsigned long req, unsigned long arg)
+{
+	struct fake_sys *f = ctx;
+
+	(void)fd, (void)req, (void)arg;
+	f->ioctls++;
+	return 0;
+}
+
+static void fake_close(void *ctx, int fd)
+{
+	(void)ctx;
+	close(fd);
+}
+
+static int fake_getrlimit(void *ctx, struct rlimit *out)
+{
+	(void)ctx;
+	out->rlim_cur = out->rlim_max = 65536;
+	return 0;
+}
+
+static int fake_setrlimit(void *ctx, const struct rlimit *in)
+{
+	(void)ctx, (void)in;
+	return 0;
+}
+
+static void discard(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
+		    size_t n)
+{
+	(void)ctx, (void)cfg, (void)ev, (void)n;
+}
+
+static void start_opens_the_built_attr_and_marks_source_active(void **state)
+{
+	struct fake_sys f = {0};
+	const struct perf_sampler_ops ops = {fake_open,	 fake_mmap,	 fake_munmap,	 fake_ioctl,
+					     fake_close, fake_getrlimit, fake_setrlimit, &f};
+	static const int cpus[] = {0};
+	struct pghotd_config *cfg = NULL;
+	struct ibs_source *src = NULL;
+	struct ibs_source_params p;
+	struct stats st;
+	char root[PATH_MAX], reason[SAMPLER_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(config_new_defaults(&cfg), 0);
+	cfg->sources.ibs.period = 0x10008;
+	stats_init(&st, 1);
+	fixture_root("sysfs-ibs-zen4", root, sizeof(root));
+	memset(&p, 0, sizeof(p));
+	p.sysfs_root = root;
+	p.kernel_release = "6.8.0-40-generic";
+	p.cfg = cfg;
+	p.sampler = (struct perf_sampler_params){.ring_pages = 2,
+						 .drain_interval_ms = 1000,
+						 .cpus = cpus,
+						 .nr_cpus = 1,
+						 .pid = -1,
+						 .page_size = 4096,
+						 .stats = &st,
+						 .sink = {discard, NULL},
+						 .cfg = cfg,
+						 .ops = &ops};
+	assert_int_equal(sampler_ibs_start(&p, &src, reason, sizeof(reason)), 0);
+	assert_non_null(src);
+	assert_int_equal(f.opens, 1);
+	assert_int_equal(f.cpu, 0);
+	assert_int_equal(f.pid, -1);
+	assert_int_equal(f.last.type, 11);
+	assert_true(f.last.config == (IBS_OP_CNT_CTL | IBS_OP_L3MISSONLY));
+	assert_true(f.last.sample_period == 0x10000);
+	assert_false(f.last.sample_type & PERF_SAMPLE_RAW);
+	assert_true(sampler_ibs_period(src) == 0x10000);
+	assert_true(st.src_active[SRC_IBS] == 1);
+	sampler_ibs_stop(src);
+	assert_int_equal(f.maps, 0);
+	assert_true(st.src_active[SRC_IBS] == 0);
+
+	/* a refused open: the errno in the reason, nothing left open, not active */
+	f = (struct fake_sys){.open_err = -EACCES};
+	src = NULL;
+	assert_int_equal(sampler_ibs_start(&p, &src, reason, sizeof(reason)), -EACCES);
+	assert_null(src);
+	assert_non_null(strstr(reason, "Permission denied"));
+	assert_int_equal(f.maps, 0);
+	assert_true(st.src_active[SRC_IBS] == 0);
+
+	/* no PMU */
+	fixture_root("sysfs-one-node", root, sizeof(root));
+	assert_int_equal(sampler_ibs_start(&p, &src, reason, sizeof(reason)), -ENODEV);
+	assert_non_null(strstr(reason, "no ibs_op PMU"));
+	config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -575,6 +724,7 @@ int main(void)
 	    cmocka_unit_test(attr_period_follows_extended_count_capability),
 	    cmocka_unit_test(converts_kernel_decoded_cxl_load_and_drops_local_dram),
 	    cmocka_unit_test(converts_raw_sample_on_old_kernel_and_counts_short_raw),
+	    cmocka_unit_test(start_opens_the_built_attr_and_marks_source_active),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -169,6 +169,31 @@ static void empty_interval_changes_nothing(void **state)
 	assert_false(changed);
 }
 
+static void tick_decides_once_per_interval_from_differences(void **state)
+{
+	struct period_ctl c;
+	struct period_ctl_clock k = {0};
+	uint64_t p = 0;
+
+	(void)state;
+	period_ctl_init(&c, 1000, 0, 5, PERIOD_ANY);
+	/* first call only takes the marks */
+	assert_false(period_ctl_tick(&c, &k, 10 * SEC, 7 * SEC, 500, 9, 9, &p));
+	/* half a second later: too early, even at 100% CPU */
+	assert_false(period_ctl_tick(&c, &k, 10 * SEC + SEC / 2, 7 * SEC + SEC / 2, 900, 9, 9, &p));
+	assert_true(p == 0);
+	/* a second in: 10% CPU over the interval, no new losses (totals unchanged): x2.5 */
+	assert_true(period_ctl_tick(&c, &k, 11 * SEC, 7 * SEC + SEC / 10, 1500, 9, 9, &p));
+	assert_true(p == 2500);
+	/* next second: 3% CPU, but one new LOST record: doubles */
+	assert_true(
+	    period_ctl_tick(&c, &k, 12 * SEC, 7 * SEC + SEC / 10 + 3 * SEC / 100, 1600, 10, 9, &p));
+	assert_true(p == 5000);
+	/* a clock going backwards restarts the marks without a decision */
+	assert_false(period_ctl_tick(&c, &k, 1 * SEC, 0, 0, 0, 0, &p));
+	assert_true(c.period == 5000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +207,7 @@ int main(void)
 	    cmocka_unit_test(ibs_rules_round_and_cap),
 	    cmocka_unit_test(explicit_max_caps_growth),
 	    cmocka_unit_test(empty_interval_changes_nothing),
+	    cmocka_unit_test(tick_decides_once_per_interval_from_differences),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
