@@ -54,7 +54,7 @@ struct promoter_ops {
  * 6.7+; PAGE_IS_HUGE marks PMD-mapped THP and hugetlb, charged at the PMD size), falling
  * back to /proc/PID/pagemap + /proc/kpageflags (KPF_THP) on older kernels; when neither can
  * be read (no CAP_SYS_ADMIN for PFNs), pages count as base pages. PTE-mapped multi-size THP
- * folios count as base pages too: an under-charge documented in pghotd.conf(5). */
+ * folios count as base pages too (an under-charge of the rate limit). */
 extern const struct promoter_ops promoter_real_ops;
 
 struct promoter_deps {
