@@ -27,7 +27,8 @@ struct cursor {
 	bool sw;
 };
 
-uint64_t perf_rd64(const void *p, bool swapped)
+/* Inlined into the cursor: this is the per-sample hot path of every source. */
+static inline __attribute__((always_inline)) uint64_t rd64(const void *p, bool swapped)
 {
 	uint64_t v;
 
@@ -35,12 +36,22 @@ uint64_t perf_rd64(const void *p, bool swapped)
 	return swapped ? bswap_64(v) : v;
 }
 
-uint32_t perf_rd32(const void *p, bool swapped)
+static inline __attribute__((always_inline)) uint32_t rd32(const void *p, bool swapped)
 {
 	uint32_t v;
 
 	memcpy(&v, p, sizeof(v));
 	return swapped ? bswap_32(v) : v;
+}
+
+uint64_t perf_rd64(const void *p, bool swapped)
+{
+	return rd64(p, swapped);
+}
+
+uint32_t perf_rd32(const void *p, bool swapped)
+{
+	return rd32(p, swapped);
 }
 
 static bool skip(struct cursor *c, uint64_t n)
@@ -56,7 +67,7 @@ static bool take64(struct cursor *c, uint64_t *v)
 {
 	if (c->left < 8)
 		return false;
-	*v = perf_rd64(c->p, c->sw);
+	*v = rd64(c->p, c->sw);
 	c->p += 8;
 	c->left -= 8;
 	return true;
@@ -67,8 +78,8 @@ static bool take32x2(struct cursor *c, uint32_t *a, uint32_t *b)
 {
 	if (c->left < 8)
 		return false;
-	*a = perf_rd32(c->p, c->sw);
-	*b = perf_rd32(c->p + 4, c->sw);
+	*a = rd32(c->p, c->sw);
+	*b = rd32(c->p + 4, c->sw);
 	c->p += 8;
 	c->left -= 8;
 	return true;
@@ -134,7 +145,7 @@ static bool take_raw(struct cursor *c, struct perf_sample *s)
 
 	if (c->left < 4)
 		return false;
-	size = perf_rd32(c->p, c->sw);
+	size = rd32(c->p, c->sw);
 	if (!skip(c, 4))
 		return false;
 	s->raw = c->p;
