@@ -220,6 +220,10 @@ static void reload(struct daemon *d)
 		destroy_config(next);
 		reload_failed(d, "a source set to \"on\" cannot run");
 	} else {
+		if (next->hot_table.capacity != config_pub_current(d->pub)->hot_table.capacity)
+			log_warning("hot_table.capacity changed to %u: the table keeps its size "
+				    "until pghotd restarts",
+				    next->hot_table.capacity);
 		/* Preflight ran on next before publication: workers never share it with us. */
 		config_pub_swap(d->pub, next);
 		d->probe = pr;
