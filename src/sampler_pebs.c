@@ -11,7 +11,9 @@
 
 #include <perfmon/pfmlib_perf_event.h>
 
+#include "config.h"
 #include "perf_sample.h"
+#include "period_ctl.h"
 
 #define PMU_DIR "bus/event_source/devices"
 
@@ -387,4 +389,226 @@ enum sample_drop sampler_pebs_convert(struct pebs_convert *c, enum access_kind k
 
 	sample_in_from_perf(s, kind, c->phys_addr, &in);
 	return sample_filter_apply(&c->filter, &in, ev);
+}
+
+int sampler_pebs_parse_cpulist(const char *s, int *out, int max)
+{
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b;
+
+		if (end == s || a < 0)
+			return -EINVAL;
+		b = a;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtol(s, &end, 10);
+			if (end == s || b < a)
+				return -EINVAL;
+		}
+		for (long c = a; c <= b && c < 1 << 22; c++, n++)
+			if (n < max)
+				out[n] = (int)c;
+		if (*end == ',')
+			end++;
+		else if (*end && *end != '\n')
+			return -EINVAL;
+		else if (*end == '\n')
+			break;
+		s = end;
+	}
+	return n;
+}
+
+/* --- the running source --- */
+
+struct pebs_source {
+	struct pebs_convert conv;
+	enum access_kind fallback;
+	struct period_ctl ctl;
+	struct period_ctl_clock clk;
+	struct perf_sampler *sampler;
+	struct stats *stats;
+	int *cpus;
+};
+
+static bool pebs_convert_cb(void *ctx, const struct perf_event_header *h,
+			    const struct perf_sample *s, struct access_event *out)
+{
+	struct pebs_source *src = ctx;
+
+	(void)h;
+	return sampler_pebs_convert(&src->conv, src->fallback, s, out) == SAMPLE_KEPT;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sampler thread, after every drain. */
+static void pebs_on_drain(void *ctx, struct perf_sampler *sampler,
+			  const struct perf_ring_counts *total)
+{
+	struct pebs_source *src = ctx;
+	uint64_t period;
+
+	if (period_ctl_tick(&src->ctl, &src->clk, clock_ns(CLOCK_MONOTONIC),
+			    clock_ns(CLOCK_THREAD_CPUTIME_ID), total->samples, total->lost,
+			    total->throttles, &period))
+		perf_sampler_set_period(sampler, period);
+}
+
+/* The samples' kind when DATA_SRC has no op: the one sampling event's, or unknown when
+ * loads and stores share the source (the kernel sets the op for both in practice). */
+static enum access_kind plan_fallback(const struct pebs_plan *plan)
+{
+	enum access_kind k = ACCESS_UNKNOWN;
+	int n = 0;
+
+	for (int i = 0; i < plan->n; i++)
+		if (plan->ev[i].sampling) {
+			k = plan->ev[i].kind;
+			n++;
+		}
+	return n == 1 ? k : ACCESS_UNKNOWN;
+}
+
+static int source_from_plan(const struct pebs_plan *plan, struct pebs_source *src,
+			    struct perf_sampler_source *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (plan->n > PERF_SAMPLER_MAX_EVENTS)
+		return -E2BIG;
+	ss->source = SRC_PEBS;
+	ss->name = "pebs";
+	ss->nr_events = plan->n;
+	ss->leader = -1;
+	for (int i = 0; i < plan->n; i++) {
+		ss->attr[i] = plan->ev[i].attr;
+		if (!plan->ev[i].sampling)
+			ss->leader = i;
+	}
+	ss->convert = pebs_convert_cb;
+	ss->on_drain = pebs_on_drain;
+	ss->ctx = src;
+	return 0;
+}
+
+/* Hybrid parts: cpu_core's events exist only on its CPUs. */
+static int pebs_cpus(const struct pebs_pmu *pmu, struct pebs_source *src,
+		     struct perf_sampler_params *sp)
+{
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	int n, max = conf > 0 ? (int)conf : 1;
+
+	if (sp->cpus || !pmu->cpus[0])
+		return 0;
+	src->cpus = calloc((size_t)max, sizeof(int));
+	if (!src->cpus)
+		return -ENOMEM;
+	n = sampler_pebs_parse_cpulist(pmu->cpus, src->cpus, max);
+	if (n <= 0)
+		return -EINVAL;
+	sp->cpus = src->cpus;
+	sp->nr_cpus = n < max ? n : max;
+	return 0;
+}
+
+static int pebs_prepare(const struct pebs_source_params *p, struct pebs_source *src,
+			struct perf_sampler_source *ss, struct perf_sampler_params *sp,
+			char *reason, size_t size)
+{
+	struct pebs_opts o = {.period = p->cfg->sources.pebs.period,
+			      .ldlat = p->cfg->sources.pebs.ldlat,
+			      .stores = p->cfg->sources.pebs.stores,
+			      .event = p->cfg->sources.pebs.event,
+			      .phys_addr = p->phys_addr};
+	struct pebs_pmu pmu;
+	struct pebs_plan plan;
+	struct pebs_open_ops real = pebs_open_real;
+	int r, probe_cpu;
+
+	r = sampler_pebs_pmu_read(p->sysfs_root, &pmu, reason, size);
+	if (r == 0)
+		r = sampler_pebs_plan(&pmu, &o, &plan, reason, size);
+	if (r < 0)
+		return r == -EINVAL ? r : -ENODEV;
+	r = pebs_cpus(&pmu, src, sp);
+	if (r < 0) {
+		snprintf(reason, size, "unusable CPU list of %s: \"%s\"", pmu.name, pmu.cpus);
+		return r;
+	}
+	/* probe where the events will run: the first CPU of a hybrid part's core PMU */
+	probe_cpu = sp->cpus ? sp->cpus[0] : 0;
+	real.ctx = &probe_cpu;
+	r = sampler_pebs_pick_precise(&plan, p->probe ? p->probe : &real, reason, size);
+	if (r < 0)
+		return r;
+	sampler_pebs_convert_init(&src->conv, &o, p->topo, NULL);
+	src->fallback = plan_fallback(&plan);
+	period_ctl_init(&src->ctl, o.period, 0, p->cfg->sources.cpu_budget_percent, PERIOD_ANY);
+	r = source_from_plan(&plan, src, ss);
+	if (r < 0)
+		snprintf(reason, size, "too many events (%d)", plan.n);
+	return r;
+}
+
+int sampler_pebs_start(const struct pebs_source_params *p, struct pebs_source **out, char *reason,
+		       size_t size)
+{
+	struct perf_sampler_source ss;
+	struct perf_sampler_params sp = p->sampler;
+	struct pebs_source *src = calloc(1, sizeof(*src));
+	int r;
+
+	if (!src) {
+		snprintf(reason, size, "out of memory");
+		return -ENOMEM;
+	}
+	src->stats = sp.stats;
+	if (!sp.ring_pages)
+		sp.ring_pages = p->cfg->sources.pebs.ring_pages;
+	r = pebs_prepare(p, src, &ss, &sp, reason, size);
+	if (r == 0)
+		r = perf_sampler_new(&ss, &sp, &src->sampler, reason, size);
+	if (r == 0) {
+		r = perf_sampler_start(src->sampler);
+		if (r < 0)
+			snprintf(reason, size, "pebs: cannot start the sampler: %s", strerror(-r));
+	}
+	if (r < 0) {
+		src->stats = NULL; /* never active: leave the gauge alone */
+		sampler_pebs_stop(src);
+		return r;
+	}
+	if (src->stats)
+		stats_source_active(src->stats, SRC_PEBS, 1);
+	*out = src;
+	return 0;
+}
+
+void sampler_pebs_stop(struct pebs_source *s)
+{
+	if (!s)
+		return;
+	if (s->sampler) {
+		perf_sampler_stop(s->sampler);
+		perf_sampler_free(s->sampler);
+	}
+	if (s->stats)
+		stats_source_active(s->stats, SRC_PEBS, 0);
+	free(s->cpus);
+	free(s);
+}
+
+uint64_t sampler_pebs_period(const struct pebs_source *s)
+{
+	return s->ctl.period;
 }

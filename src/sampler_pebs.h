@@ -18,6 +18,7 @@
 #include <linux/perf_event.h>
 
 #include "access.h"
+#include "perf_sampler.h"
 #include "sample_filter.h"
 
 struct perf_sample;
@@ -95,5 +96,33 @@ void sampler_pebs_convert_init(struct pebs_convert *c, const struct pebs_opts *o
 /* One parsed sample of event `kind` -> *ev (SAMPLE_KEPT) or a counted drop. Source thread. */
 enum sample_drop sampler_pebs_convert(struct pebs_convert *c, enum access_kind kind,
 				      const struct perf_sample *s, struct access_event *ev);
+
+/* "0-3,8,10-11" -> 0 1 2 3 8 10 11. Returns the count (at most max stored), -EINVAL for a
+ * malformed list. Pure. */
+int sampler_pebs_parse_cpulist(const char *s, int *out, int max);
+
+/* --- the running source, on perf_sampler --- */
+
+struct pebs_source_params {
+	const char *sysfs_root;		   /* "/sys" */
+	const struct pghotd_config *cfg;   /* sources.pebs.*, sources.cpu_budget_percent */
+	const struct topology *topo;	   /* placement; must outlive the source (may be NULL) */
+	bool phys_addr;			   /* PHYS_ADDR permitted */
+	const struct pebs_open_ops *probe; /* precise_ip probing; NULL: pebs_open_real */
+	/* ring_pages 0: cfg's; cpus NULL: cpu_core's CPUs on hybrid parts, else all */
+	struct perf_sampler_params sampler;
+};
+
+struct pebs_source;
+
+/* Main thread. Finds the PMU, plans the events with libpfm4, probes precise_ip, opens every
+ * per-CPU event (group led by mem-loads-aux where needed) through perf_sampler and starts
+ * its thread with the adaptive period controller. On failure: -ENODEV (no PMU or no event
+ * for this model) or the -errno of the refused open; reason holds the text to show after
+ * "unavailable: "; pghotd_source_active{pebs} stays 0. */
+int sampler_pebs_start(const struct pebs_source_params *p, struct pebs_source **out, char *reason,
+		       size_t size);
+void sampler_pebs_stop(struct pebs_source *s);
+uint64_t sampler_pebs_period(const struct pebs_source *s);
 
 #endif

@@ -19,6 +19,9 @@
 
 #include <linux/perf_event.h>
 
+#include <sys/eventfd.h>
+
+#include "config.h"
 #include "mem_src.h"
 #include "perf_sample.h"
 #include "sampler_pebs.h"
@@ -482,6 +485,197 @@ static void converts_remote_dram_load_and_drops_local_dram(void **state)
 	assert_int_equal(ev.kind, ACCESS_STORE);
 }
 
+static void parses_cpu_lists(void **state)
+{
+	int cpus[8];
+
+	(void)state;
+	assert_int_equal(sampler_pebs_parse_cpulist("0-3,8,10-11\n", cpus, 8), 7);
+	assert_int_equal(cpus[3], 3);
+	assert_int_equal(cpus[4], 8);
+	assert_int_equal(cpus[6], 11);
+	assert_int_equal(sampler_pebs_parse_cpulist("0-15", cpus, 8), 16); /* counts past max */
+	assert_int_equal(sampler_pebs_parse_cpulist("3-1", cpus, 8), -EINVAL);
+	assert_int_equal(sampler_pebs_parse_cpulist("a", cpus, 8), -EINVAL);
+	assert_int_equal(sampler_pebs_parse_cpulist("1;2", cpus, 8), -EINVAL);
+}
+
+/* --- the running source on perf_sampler, faked syscalls, spr forced in a child --- */
+
+struct opened {
+	int n;
+	struct {
+		uint64_t config, config1, period;
+		int precise, group_fd, fd, cpu;
+	} ev[8];
+	int ret;
+	int active_after_start, active_after_stop, maps_left;
+	uint64_t period;
+	char reason[PEBS_REASON_MAX];
+};
+
+static struct opened *rec;
+static int maps;
+
+static int sys_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
+{
+	int fd = eventfd(0, EFD_CLOEXEC);
+
+	(void)ctx, (void)pid;
+	if (rec->n < 8) {
+		rec->ev[rec->n].config = attr->config;
+		rec->ev[rec->n].config1 = attr->config1;
+		rec->ev[rec->n].period = attr->sample_period;
+		rec->ev[rec->n].precise = (int)attr->precise_ip;
+		rec->ev[rec->n].group_fd = group_fd;
+		rec->ev[rec->n].fd = fd;
+		rec->ev[rec->n].cpu = cpu;
+		rec->n++;
+	}
+	return fd;
+}
+
+static int sys_mmap(void *ctx, int fd, size_t len, void **out)
+{
+	struct perf_event_mmap_page *m = aligned_alloc(4096, len);
+
+	(void)ctx, (void)fd;
+	if (!m)
+		return -ENOMEM;
+	memset(m, 0, len);
+	m->data_offset = 4096;
+	m->data_size = len - 4096;
+	maps++;
+	*out = m;
+	return 0;
+}
+
+static void sys_munmap(void *ctx, void *addr, size_t len)
+{
+	(void)ctx, (void)len;
+	maps--;
+	free(addr);
+}
+
+static int sys_ioctl(void *ctx, int fd, unsigned long req, unsigned long arg)
+{
+	(void)ctx, (void)fd, (void)req, (void)arg;
+	return 0;
+}
+
+static void sys_close(void *ctx, int fd)
+{
+	(void)ctx;
+	close(fd);
+}
+
+static int sys_getrlimit(void *ctx, struct rlimit *out)
+{
+	(void)ctx;
+	out->rlim_cur = out->rlim_max = 65536;
+	return 0;
+}
+
+static int sys_setrlimit(void *ctx, const struct rlimit *in)
+{
+	(void)ctx, (void)in;
+	return 0;
+}
+
+static void discard(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
+		    size_t n)
+{
+	(void)ctx, (void)cfg, (void)ev, (void)n;
+}
+
+static void run_start_in_child(const char *fixture, struct opened *res)
+{
+	const struct perf_sampler_ops ops = {sys_open,	sys_mmap,      sys_munmap,    sys_ioctl,
+					     sys_close, sys_getrlimit, sys_setrlimit, NULL};
+	struct fake_kernel k = {.max_precise = 2, .next_fd = 500};
+	struct pebs_open_ops probe = {fake_open, fake_close, &k};
+	struct pghotd_config *cfg = NULL;
+	struct pebs_source *src = NULL;
+	struct pebs_source_params p;
+	struct stats st;
+	char root[PATH_MAX];
+	static const int cpus[] = {1};
+
+	rec = res;
+	setenv("LIBPFM_FORCE_PMU", "spr", 1);
+	if (config_new_defaults(&cfg) < 0)
+		_exit(2);
+	cfg->sources.pebs.stores = true;
+	cfg->sources.pebs.ldlat = 64;
+	stats_init(&st, 1);
+	fixture_root(fixture, root, sizeof(root));
+	memset(&p, 0, sizeof(p));
+	p.sysfs_root = root;
+	p.cfg = cfg;
+	p.probe = &probe;
+	p.sampler = (struct perf_sampler_params){.ring_pages = 1,
+						 .drain_interval_ms = 1000,
+						 .cpus = cpus,
+						 .nr_cpus = 1,
+						 .pid = -1,
+						 .page_size = 4096,
+						 .stats = &st,
+						 .sink = {discard, NULL},
+						 .cfg = cfg,
+						 .ops = &ops};
+	res->ret = sampler_pebs_start(&p, &src, res->reason, sizeof(res->reason));
+	res->active_after_start = (int)st.src_active[SRC_PEBS];
+	if (src) {
+		res->period = sampler_pebs_period(src);
+		sampler_pebs_stop(src);
+	}
+	res->active_after_stop = (int)st.src_active[SRC_PEBS];
+	res->maps_left = maps;
+	config_free(cfg);
+}
+
+static void start_opens_aux_led_group_with_probed_precision(void **state)
+{
+	struct opened res;
+	int fds[2], status;
+	pid_t pid;
+
+	(void)state;
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		run_start_in_child("sysfs-pebs-spr", &res);
+		_exit(write(fds[1], &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : 1);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &res, sizeof(res)), (int)sizeof(res));
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	assert_int_equal(res.ret, 0);
+	assert_int_equal(res.n, 3);
+	/* aux leader first, alone; then loads and stores in its group, on CPU 1 */
+	assert_true(res.ev[0].config == 0x8203);
+	assert_int_equal(res.ev[0].group_fd, -1);
+	assert_true(res.ev[0].period == 0);
+	assert_true(res.ev[1].config == 0x1cd);
+	assert_true(res.ev[1].config1 == 64);
+	assert_int_equal(res.ev[1].group_fd, res.ev[0].fd);
+	assert_int_equal(res.ev[1].precise, 2); /* what the fake kernel accepts */
+	assert_true(res.ev[1].period == 1000);
+	assert_true(res.ev[2].config == 0x82d0);
+	assert_int_equal(res.ev[2].group_fd, res.ev[0].fd);
+	assert_int_equal(res.ev[2].cpu, 1);
+	assert_true(res.period == 1000);
+	assert_int_equal(res.active_after_start, 1);
+	assert_int_equal(res.active_after_stop, 0);
+	assert_int_equal(res.maps_left, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +696,8 @@ int main(void)
 	    cmocka_unit_test(refused_leader_is_named),
 	    cmocka_unit_test(pebs_data_sources_map_to_levels),
 	    cmocka_unit_test(converts_remote_dram_load_and_drops_local_dram),
+	    cmocka_unit_test(parses_cpu_lists),
+	    cmocka_unit_test(start_opens_aux_led_group_with_probed_precision),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
