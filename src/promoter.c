@@ -192,9 +192,16 @@ static void fail(struct promoter *p, const struct work_item *it, enum stat_fail_
 
 /* ---- target choice ----------------------------------------------------------------- */
 
+/* The topology in force: the one published with the config (a reload may change tiers),
+ * else the one given at creation (tests, benchmark). */
+static struct topology *topo_of(const struct promoter *p, const struct pghotd_config *cfg)
+{
+	return cfg->topo ? cfg->topo : p->d.topo;
+}
+
 static void refresh_free_once(struct promoter *p, const struct pghotd_config *cfg)
 {
-	struct topology *t = p->d.topo;
+	struct topology *t = topo_of(p, cfg);
 	int r;
 
 	if (p->free_fresh)
@@ -214,7 +221,7 @@ static void refresh_free_once(struct promoter *p, const struct pghotd_config *cf
 
 static bool node_usable(struct promoter *p, const struct pghotd_config *cfg, int n)
 {
-	const struct topology *t = p->d.topo;
+	const struct topology *t = topo_of(p, cfg);
 
 	if (n < 0 || n >= t->nr_nodes || n >= TOPO_MAX_NODES || !t->node[n].present)
 		return false;
@@ -237,9 +244,9 @@ static int choose_target(struct promoter *p, const struct pghotd_config *cfg, in
 				return cfg->promotion.target_nodes.node[i];
 		return -1;
 	}
-	if (from < 0 || from >= p->d.topo->nr_nodes)
+	if (from < 0 || from >= topo_of(p, cfg)->nr_nodes)
 		from = where;
-	n = topology_fast_nodes_by_distance(p->d.topo, from, order, TOPO_MAX_NODES);
+	n = topology_fast_nodes_by_distance(topo_of(p, cfg), from, order, TOPO_MAX_NODES);
 	for (int i = 0; i < n; i++)
 		if (node_usable(p, cfg, order[i]))
 			return order[i];
@@ -446,7 +453,7 @@ static long select_slow(struct promoter *p, const struct pghotd_config *cfg,
 			fail(p, &items[i], FAIL_GONE, HOT_DROP, now);
 		} else if (st < 0) {
 			fail(p, &items[i], FAIL_OTHER, HOT_DROP, now);
-		} else if (!topology_node_is_slow(p->d.topo, st)) {
+		} else if (!topology_node_is_slow(topo_of(p, cfg), st)) {
 			stats_add(p->d.stats, ST_PROMOTE_SKIPPED_FAST, 1);
 			p->tally.skipped++;
 			settle(p, &items[i], HOT_DROP, now);
