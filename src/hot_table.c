@@ -50,6 +50,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define PROBE_WINDOW 16u
 #define RECORD_TRIES 64
@@ -70,6 +71,8 @@
 #define M_TIME_SHIFT 26
 #define TIME_BITS    38
 #define TIME_MASK    ((UINT64_C(1) << TIME_BITS) - 1)
+
+#define HUGE_ALIGN (UINT64_C(2) << 20)
 
 #define NODE_MAX 1022 /* node+1 must fit 10 bits; larger nodes are stored as unknown */
 
@@ -176,6 +179,21 @@ static uint64_t time_gap(uint64_t then, uint64_t now)
 	return d >> (TIME_BITS - 1) ? 0 : d;
 }
 
+/* Every lookup lands on a random slot: on a table of tens of MB, 4 KiB pages would cost a
+ * TLB miss per access, so ask for transparent huge pages (a hint; failure is harmless). */
+static struct hot_slot *slots_alloc(size_t n)
+{
+	size_t bytes = n * sizeof(struct hot_slot);
+	struct hot_slot *s;
+
+	if (bytes < HUGE_ALIGN)
+		return aligned_alloc(64, bytes);
+	s = aligned_alloc(HUGE_ALIGN, bytes);
+	if (s)
+		(void)madvise(s, bytes, MADV_HUGEPAGE);
+	return s;
+}
+
 int hot_table_new(size_t capacity, size_t queue_capacity, struct hot_table **out)
 {
 	struct hot_table *t;
@@ -189,7 +207,7 @@ int hot_table_new(size_t capacity, size_t queue_capacity, struct hot_table **out
 	if (!t)
 		return -ENOMEM;
 	memset(t, 0, sizeof(*t));
-	t->slots = aligned_alloc(64, n * sizeof(*t->slots));
+	t->slots = slots_alloc(n);
 	t->ring = calloc(q, sizeof(*t->ring));
 	if (!t->slots || !t->ring) {
 		hot_table_free(t);
@@ -482,15 +500,12 @@ static int slot_find_or_claim(struct hot_table *t, uint64_t key, const struct ho
 	return slot_claim(t, home, (unsigned)empty, key, a->now_ms, idx);
 }
 
-int hot_table_record(struct hot_table *t, const struct hot_access *a, const struct hot_params *p)
+static int record_key(struct hot_table *t, uint64_t key, const struct hot_access *a,
+		      const struct hot_params *p)
 {
-	uint64_t key;
 	uint32_t idx;
-	int r = key_check(a->proc, a->vaddr);
+	int r;
 
-	if (r < 0)
-		return r;
-	key = key_make(a->proc, a->vaddr);
 	for (int tries = 0; tries < RECORD_TRIES; tries++) {
 		r = slot_find_or_claim(t, key, a, p, &idx);
 		if (r == 0)
@@ -500,6 +515,46 @@ int hot_table_record(struct hot_table *t, const struct hot_access *a, const stru
 		cpu_relax();
 	}
 	return -EAGAIN;
+}
+
+int hot_table_record(struct hot_table *t, const struct hot_access *a, const struct hot_params *p)
+{
+	int r = key_check(a->proc, a->vaddr);
+
+	if (r < 0)
+		return r;
+	return record_key(t, key_make(a->proc, a->vaddr), a, p);
+}
+
+#define BATCH_AHEAD 16
+
+static void prefetch_home(const struct hot_table *t, const struct hot_access *a)
+{
+	if (key_check(a->proc, a->vaddr) == 0)
+		__builtin_prefetch(&t->slots[key_home(t, key_make(a->proc, a->vaddr))], 1);
+}
+
+size_t hot_table_record_batch(struct hot_table *t, const struct hot_access *a, size_t n,
+			      const struct hot_params *p, size_t *dropped)
+{
+	size_t queued = 0, lost = 0;
+
+	/* Keep BATCH_AHEAD windows in flight: enough to overlap misses, few enough that the
+	 * lines are still in L1 when their turn comes. */
+	for (size_t i = 0; i < n && i < BATCH_AHEAD; i++)
+		prefetch_home(t, &a[i]);
+	for (size_t i = 0; i < n; i++) {
+		int r;
+
+		if (i + BATCH_AHEAD < n)
+			prefetch_home(t, &a[i + BATCH_AHEAD]);
+		r = hot_table_record(t, &a[i], p);
+		queued += r == 1;
+		lost += r < 0 && r != -ENOSPC;
+	}
+	if (dropped)
+		*dropped = lost;
+	return queued;
 }
 
 int hot_table_peek(const struct hot_table *t, uint32_t proc, uint64_t vaddr, unsigned *count)

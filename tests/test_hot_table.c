@@ -397,6 +397,27 @@ static void stores_an_entry_in_sixteen_bytes(void **state)
 	assert_true(hot_table_entry_size() <= 16);
 }
 
+static void records_a_batch_like_single_accesses(void **state)
+{
+	struct hot_table *t = mk(1024, 16);
+	struct hot_access a[40];
+	size_t dropped = 99;
+	(void)state;
+
+	for (unsigned i = 0; i < 40; i++)
+		a[i] = (struct hot_access){
+		    .proc = H1, .vaddr = (uint64_t)(i % 10) * PAGE, .now_ms = i, .node = 1};
+	a[39].vaddr = UINT64_C(1) << HOT_VADDR_BITS; /* rejected, reported as dropped */
+	/* Pages 0-8 get 4 accesses, page 9 three: all ten cross threshold 3 once. */
+	assert_int_equal(hot_table_record_batch(t, a, 40, &params, &dropped), 10);
+	assert_int_equal(dropped, 1);
+	assert_int_equal(count_of(t, H1, 0), 4);
+	assert_int_equal(count_of(t, H1, 9 * PAGE), 3);
+	assert_int_equal(hot_table_queued(t), 10);
+	assert_int_equal(hot_table_record_batch(t, a, 0, &params, NULL), 0);
+	hot_table_free(t);
+}
+
 static void rejects_zero_sizes(void **state)
 {
 	struct hot_table *t = NULL;
@@ -430,6 +451,7 @@ int main(void)
 	    cmocka_unit_test(reclaims_a_stale_process_entry_before_evicting_a_live_one),
 	    cmocka_unit_test(rejects_keys_outside_the_packed_layout),
 	    cmocka_unit_test(stores_an_entry_in_sixteen_bytes),
+	    cmocka_unit_test(records_a_batch_like_single_accesses),
 	    cmocka_unit_test(rejects_zero_sizes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
