@@ -21,6 +21,7 @@
 #include "options.h"
 #include "pghotd-build.h"
 #include "probe.h"
+#include "replay.h"
 #include "stats.h"
 #include "topology.h"
 
@@ -400,6 +401,11 @@ int main(int argc, char **argv)
 	if (code != EXIT_OK)
 		return code;
 	apply_log_level(&d.opt, cfg);
+	if (d.opt.mode == MODE_REPLAY) {
+		code = replay_run(d.opt.replay_path, cfg, stdout) < 0 ? EXIT_FAILED : EXIT_OK;
+		destroy_config(cfg);
+		return code;
+	}
 	if (d.opt.mode == MODE_PROBE) {
 		code = preflight(&d.opt, cfg, stdout, NULL);
 		destroy_config(cfg);
