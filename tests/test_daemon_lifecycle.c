@@ -383,6 +383,32 @@ static void test_probe_reports_each_source(void **state)
 	assert_true(log_contains(f, "disabled by config"));
 }
 
+static void test_replay_of_a_missing_file_fails_naming_it(void **state)
+{
+	struct fixture *f = *state;
+	char missing[160];
+	const char *args[] = {"--replay", missing, NULL};
+
+	snprintf(missing, sizeof(missing), "%s/none.data", f->dir);
+	assert_int_equal(run_to_exit(f, args), 1);
+	assert_true(log_contains(f, missing));
+}
+
+static void test_replay_of_a_real_recording_prints_its_summary(void **state)
+{
+	struct fixture *f = *state;
+	const char *rec = "/work/shared/data/perf/pebs-skx-loadlat-weight-struct.data";
+	const char *args[] = {"--replay", rec, NULL};
+
+	if (access(rec, R_OK) != 0) {
+		printf("skipped: %s is absent\n", rec);
+		skip();
+	}
+	assert_int_equal(run_to_exit(f, args), 0);
+	assert_true(log_contains(f, "replay: records="));
+	assert_true(log_contains(f, " samples=14 "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
