@@ -425,6 +425,10 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_usage_error_exits_2, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_probe_reports_each_source, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_replay_of_a_missing_file_fails_naming_it, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_replay_of_a_real_recording_prints_its_summary,
+					    setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
