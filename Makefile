@@ -7,7 +7,7 @@ DEB_PACKAGES := meson ninja-build pkg-config gcc clang libnuma-dev libpfm4-dev l
 	libsystemd-dev libcmocka-dev liburcu-dev groff-base systemd util-linux numactl linux-perf \
 	linux-source-6.1 qemu-system-x86 busybox-static gnuplot-nox bc bison flex libelf-dev libssl-dev cpio xz-utils
 
-.PHONY: all deps build test test-unit test-asan test-tsan bench run clean
+.PHONY: all deps build test test-unit test-asan test-tsan test-fuzz bench run clean
 
 all: build
 
@@ -37,7 +37,7 @@ build-tsan/build.ninja:
 
 test: deps build
 	meson test -C $(BUILD) --print-errorlogs
-	$(MAKE) --no-print-directory test-asan test-tsan
+	$(MAKE) --no-print-directory test-asan test-tsan test-fuzz
 
 test-asan: build-asan/build.ninja
 	ninja -C build-asan
@@ -46,6 +46,11 @@ test-asan: build-asan/build.ninja
 test-tsan: build-tsan/build.ninja
 	ninja -C build-tsan
 	TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --suite concurrent --print-errorlogs
+
+# libFuzzer on the perf record parser and the perf.data reader, bounded in time.
+FUZZ_SECONDS ?= 20
+test-fuzz:
+	FUZZ_OUT=$(CURDIR)/build-fuzz fuzz/run.sh $(FUZZ_SECONDS)
 
 bench: deps build
 	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && { echo "== $$b"; "$$b"; }; done
@@ -58,4 +63,4 @@ run: deps build
 	$(BUILD)/pghotd --config $(BUILD)/run/pghotd.conf
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz
