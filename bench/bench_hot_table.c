@@ -8,7 +8,7 @@
  * size of the hot table, and bumps a packed count/time word with a CAS, like the hot table.
  * pghotd runs twice: one hot_table_record() per access, and hot_table_record_batch() over
  * blocks of BATCH accesses (prefetching the probe windows). Last lines: the single-thread Zipf
- * ratios over liburcu, per-access call first, then ratio_vs_liburcu for the batch call. */
+ * ratios over liburcu, batch call first, then ratio_vs_liburcu for one record() per access. */
 #define _LGPL_SOURCE
 #include <urcu.h>
 #include <urcu/rculfhash.h>
@@ -361,8 +361,8 @@ int main(void)
 	printf("memory per entry: pghotd %zu B/slot, %.1f B/tracked page (RSS, table 2x pages); "
 	       "liburcu node %zu B, %.1f B/tracked page (RSS, pool + buckets)\n",
 	       hot_table_entry_size(), zipf1.one_mem, sizeof(struct urcu_page), zipf1.urcu_mem);
-	printf("ratio_vs_liburcu_record: %.2f\n", zipf1.one / zipf1.urcu);
-	printf("ratio_vs_liburcu: %.2f\n", zipf1.batch / zipf1.urcu);
+	printf("ratio_vs_liburcu_batch: %.2f\n", zipf1.batch / zipf1.urcu);
+	printf("ratio_vs_liburcu: %.2f\n", zipf1.one / zipf1.urcu);
 	free(uni);
 	free(zipf);
 	return 0;
