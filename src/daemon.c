@@ -358,15 +358,20 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 		return EXIT_FAILED;
 	struct engine_env env = {
 	    .sysfs_root = d->opt.sysfs_root, .procfs_root = d->opt.procfs_root, .stats = &d->stats};
-	if (engine_new(&env, cfg, &d->engine) < 0 || engine_start(d->engine, d->pub, &d->probe) < 0)
+	if (engine_new(&env, cfg, &d->engine) < 0)
 		return EXIT_FAILED;
+	r = engine_start(d->engine, d->pub, &d->probe);
+	if (r < 0) /* a source set to "on" failed to start, or a thread could not be made */
+		return r == -EACCES || r == -EPERM			  ? EXIT_PERMISSION
+		       : r == -ENODEV || r == -ENOENT || r == -EOPNOTSUPP ? EXIT_UNSUPPORTED
+									  : EXIT_FAILED;
 	d->last_usec = now_usec(CLOCK_MONOTONIC);
 	log_event(LOG_LVL_NOTICE, "start", "pghotd %s started with %s", PGHOTD_VERSION,
 		  d->opt.config_path);
 	notify_ready("started");
 	refresh_status(d);
 	r = sd_event_loop(d->event);
-	engine_stop(d->engine);
+	engine_stop(d->engine, d->pub);
 	engine_tick(d->engine);
 	stats_set(&d->stats, ST_UP, 0);
 	write_stats(d);
@@ -412,7 +417,9 @@ int main(int argc, char **argv)
 		return code;
 	}
 	code = run(&d, cfg);
-	engine_free(d.engine); /* joins every thread before the configs go */
+	if (d.engine)
+		engine_stop(d.engine, d.pub); /* joins every thread before the configs go */
+	engine_free(d.engine);
 	sd_event_unref(d.event);
 	config_pub_free(d.pub);
 	return code;

@@ -28,8 +28,9 @@ void engine_tick(struct engine *e);
 /* Comma-separated names of running sources ("" when none). */
 const char *engine_source_names(const struct engine *e);
 int engine_sources_running(const struct engine *e);
-/* Stops and joins every thread; idempotent. */
-void engine_stop(struct engine *e);
+/* Stops and joins every thread and gives back their config slots; idempotent. */
+void engine_stop(struct engine *e, struct config_pub *pub);
+/* After engine_stop(). */
 void engine_free(struct engine *e);
 
 #endif

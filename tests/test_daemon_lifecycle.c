@@ -383,6 +383,23 @@ static void test_probe_reports_each_source(void **state)
 	assert_true(log_contains(f, "disabled by config"));
 }
 
+static void test_required_source_missing_exits_5_with_the_reason(void **state)
+{
+	struct fixture *f = *state;
+	char text[512];
+
+	if (access("/sys/kernel/mm/page_idle/bitmap", F_OK) == 0) {
+		printf("skipped: this kernel has page_idle, so abit is not missing\n");
+		skip();
+	}
+	snprintf(text, sizeof(text),
+		 "sources: { abit: { enabled = \"on\"; }; };\nstats: { file = \"%s\"; };\n",
+		 f->stats);
+	write_text(f->conf, text);
+	assert_int_equal(run_to_exit(f, NULL), 5);
+	assert_true(log_contains(f, "source abit is set to \"on\" but cannot run: no page_idle"));
+}
+
 static void test_replay_of_a_missing_file_fails_naming_it(void **state)
 {
 	struct fixture *f = *state;
@@ -425,6 +442,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_usage_error_exits_2, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_probe_reports_each_source, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_required_source_missing_exits_5_with_the_reason,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replay_of_a_missing_file_fails_naming_it, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_replay_of_a_real_recording_prints_its_summary,
