@@ -30,10 +30,10 @@ build: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 build-asan/build.ninja:
-	meson setup build-asan $(MESON_OPTS) -Db_sanitize=address,undefined -Db_lundef=false -Dsanitizer_suites=unit
+	meson setup build-asan $(MESON_OPTS) -Db_sanitize=address,undefined -Db_lundef=false -Dsanitizer_suites=unit -Dbenchmarks=false
 
 build-tsan/build.ninja:
-	CC=clang meson setup build-tsan $(MESON_OPTS) -Db_sanitize=thread -Db_lundef=false -Dsanitizer_suites=concurrent
+	CC=clang meson setup build-tsan $(MESON_OPTS) -Db_sanitize=thread -Db_lundef=false -Dsanitizer_suites=concurrent -Dbenchmarks=false
 
 test: deps build
 	meson test -C $(BUILD) --print-errorlogs
