@@ -16,6 +16,7 @@
  * accesses, phase) from move_pages(2) in query mode every --interval seconds, and one summary
  * line on stdout that scenario scripts parse. Pages are counted in 4 KiB pages. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -199,18 +200,59 @@ static void wl_cold_sweep(struct wl *w)
 			(void)*(volatile char *)(w->base + i * PAGE);
 }
 
-static unsigned long wl_thp_kib(void)
+/* KiB of the buffer backed by huge pages, from pagemap and kpageflags (KPF_THP): smaps
+ * misses the huge pages whose PMD NUMA balancing has made PROT_NONE. -errno when the PFNs are
+ * hidden (not root) or the files are missing. */
+static long wl_thp_kib_pagemap(const struct wl *w)
 {
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int kf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	long kib = -ENOENT;
+	if (pm < 0 || kf < 0)
+		goto out;
+	kib = 0;
+	for (size_t i = 0; i < w->npages; i++) {
+		uint64_t e, flags;
+		off_t at = (off_t)(((uintptr_t)w->base / PAGE + i) * sizeof(e));
+		if (pread(pm, &e, sizeof(e), at) != sizeof(e)) {
+			kib = -EIO;
+			break;
+		}
+		uint64_t pfn = e & ((1ULL << 55) - 1);
+		if (!(e >> 63) || !pfn)
+			continue; /* not present, or PFNs hidden */
+		if (pread(kf, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) !=
+		    sizeof(flags)) {
+			kib = -EIO;
+			break;
+		}
+		if (flags & (1ULL << 22)) /* KPF_THP */
+			kib += PAGE / 1024;
+	}
+out:
+	if (pm >= 0)
+		close(pm);
+	if (kf >= 0)
+		close(kf);
+	return kib;
+}
+
+static unsigned long wl_thp_kib(const struct wl *w)
+{
+	long kib = wl_thp_kib_pagemap(w);
+	FILE *f;
 	char line[256];
-	unsigned long kib = 0;
+	unsigned long smaps_kib = 0;
+	if (kib >= 0)
+		return (unsigned long)kib;
+	f = fopen("/proc/self/smaps_rollup", "r");
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %lu kB", &kib) == 1)
+		if (sscanf(line, "AnonHugePages: %lu kB", &smaps_kib) == 1)
 			break;
 	fclose(f);
-	return kib;
+	return smaps_kib;
 }
 
 /* One row of the time series; also notes when the phase's hot set first reaches 95%. */
@@ -291,7 +333,7 @@ static void wl_summary(struct wl *w, size_t start_on_slow)
 	    " hot_fast_fraction=%.4f cold_moved_fraction=%.4f accesses=%llu thp_kib=%lu",
 	    w->npages, nhot_pages, start_on_slow, hot, cold, (double)hot / (double)nhot_pages,
 	    ncold ? (double)cold / (double)ncold : 0.0, (unsigned long long)w->accesses,
-	    wl_thp_kib());
+	    wl_thp_kib(w));
 	for (int p = 0; p <= (w->o.phase_change_s > 0 ? 1 : 0); p++) {
 		if (w->t95[p] >= 0)
 			printf(" t95_hot%s=%.2f", p ? "_phase2" : "", w->t95[p]);
