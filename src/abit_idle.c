@@ -84,6 +84,8 @@ struct abit {
 	uint64_t pm[ABIT_REGION_PAGES];
 	uint64_t pfns[ABIT_REGION_PAGES];
 	uint32_t idx[ABIT_REGION_PAGES];
+	int node[ABIT_REGION_PAGES]; /* page nodes, when the topology has no block map */
+	void *addr[ABIT_REGION_PAGES];
 	struct idle_words words;
 
 	pthread_t thread;
@@ -456,9 +458,31 @@ static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint6
 
 /* ---- scanning one region ---------------------------------------------------------------- */
 
-static bool pfn_is_slow(const struct topology *t, uint64_t pfn)
+/* Without a memory block map (no CONFIG_MEMORY_HOTPLUG) a PFN does not tell its node: ask
+ * the kernel for the node of each present page of the region instead. */
+static void region_nodes(struct abit *a, const struct abit_proc *p, const struct abit_region *g)
 {
-	return t && pfn && topology_node_is_slow(t, topology_node_of_pfn(t, pfn));
+	const struct topology *t = a->cfg->topo;
+
+	if (!t || t->nr_blocks)
+		return;
+	for (uint32_t i = 0; i < g->npages; i++) {
+		a->addr[i] = (void *)(uintptr_t)(g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE);
+		a->node[i] = -1;
+	}
+	if (a->ops->page_nodes &&
+	    a->ops->page_nodes(a->ops->ctx, p->pid, g->npages, a->addr, a->node) < 0)
+		for (uint32_t i = 0; i < g->npages; i++)
+			a->node[i] = -1;
+}
+
+static bool page_is_slow(const struct abit *a, uint32_t i, uint64_t pfn)
+{
+	const struct topology *t = a->cfg->topo;
+
+	if (!t || !pfn)
+		return false;
+	return topology_node_is_slow(t, t->nr_blocks ? topology_node_of_pfn(t, pfn) : a->node[i]);
 }
 
 /* Reads back the bitmap words of the region's tracked PFNs. */
@@ -502,14 +526,13 @@ static int region_read_pagemap(struct abit *a, int fd, const struct abit_region 
 static int region_compare(struct abit *a, struct abit_proc *p, struct abit_region *g,
 			  unsigned *accessed)
 {
-	const struct topology *t = a->cfg->topo;
 	unsigned hidden = 0, present = 0;
 	int nneed = 0;
 
 	for (uint32_t i = 0; i < g->npages; i++) {
 		uint64_t pfn = pagemap_pfn(a->pm[i]);
 		uint64_t old = g->ent ? g->ent[i] : 0;
-		bool slow = pfn_is_slow(t, pfn);
+		bool slow = page_is_slow(a, i, pfn);
 
 		present += pagemap_present(a->pm[i]);
 		hidden += pagemap_present(a->pm[i]) && !pfn;
@@ -631,6 +654,7 @@ static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *
 	if (r < 0)
 		return r;
 	a->scanned += g->npages;
+	region_nodes(a, p, g);
 	r = region_compare(a, p, g, &accessed);
 	if (r > 0)
 		r = region_learn(a, g, r);

@@ -28,10 +28,14 @@ struct idle_io_ops {
 	ssize_t (*pwrite)(void *ctx, int fd, const void *buf, size_t len, uint64_t off);
 	/* CLOCK_MONOTONIC nanoseconds. */
 	uint64_t (*now_ns)(void *ctx);
+	/* Node of each page of pid (move_pages(2) with nodes NULL): status[i] is the node or a
+	 * negative errno. 0 or -errno for the call. Used only where sysfs has no memory block
+	 * map to find a PFN's node (kernels without CONFIG_MEMORY_HOTPLUG). May be NULL. */
+	long (*page_nodes)(void *ctx, pid_t pid, unsigned long n, void **pages, int *status);
 	void *ctx;
 };
 
-/* pread/pwrite/clock_gettime, retrying EINTR. */
+/* pread/pwrite/clock_gettime/move_pages, retrying EINTR. */
 extern const struct idle_io_ops idle_io_real_ops;
 
 /* Reads up to len bytes at off, looping on short counts until len or end of file. Returns
@@ -64,12 +68,14 @@ void idle_words_free(struct idle_words *w);
 int idle_words_build(struct idle_words *w, const uint64_t *pfns, size_t n);
 /* Marks every PFN of the set idle: one write per run of words whose gaps are at most
  * max_gap words (gap words are written as 0, which changes nothing), each run at most
- * IDLE_BITMAP_IO_WORDS long. Returns the number of write runs, or -errno. */
+ * IDLE_BITMAP_IO_WORDS long. Words the kernel will not take (past its last full word
+ * below max_pfn: 0-byte transfers) are skipped. Returns the number of write runs, or -errno. */
 int idle_words_mark(const struct idle_io_ops *ops, int fd, const struct idle_words *w,
 		    size_t max_gap);
 /* Reads the set's words back into val, one read per run of consecutive words (reading a
  * word costs the kernel a reverse-map walk for each of its 64 pages, so gaps are not read).
- * Returns the number of read runs, or -errno. */
+ * Words past the end of the bitmap read as all idle. Returns the number of read runs, or
+ * -errno. */
 int idle_words_fetch(const struct idle_io_ops *ops, int fd, struct idle_words *w);
 /* After a fetch: true when pfn's bit read back as 1 (not accessed). pfn not in the set: false. */
 bool idle_words_idle(const struct idle_words *w, uint64_t pfn);

@@ -139,6 +139,19 @@ static ssize_t fx_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_
 	return idle_io_real_ops.pwrite(NULL, fd, buf, len, off);
 }
 
+/* Without a block map the node comes from move_pages: here, the first page of each region
+ * is on node 1 and every other page on node 0. */
+static long fx_page_nodes(void *ctx, pid_t pid, unsigned long n, void **pages, int *status)
+{
+	struct fx *f = ctx;
+
+	(void)pid;
+	f->io_calls++;
+	for (unsigned long i = 0; i < n; i++)
+		status[i] = (uintptr_t)pages[i] % REGION == 0 ? 1 : 0;
+	return 0;
+}
+
 static uint64_t fx_now(void *ctx)
 {
 	return ((struct fx *)ctx)->clock_ns;
@@ -474,6 +487,26 @@ static void test_bitmap_read_past_the_end_and_stalled_write_fail(void **state)
 	assert_int_equal(b.w[0], 0);
 }
 
+static void test_words_past_the_end_of_the_bitmap_count_as_idle(void **state)
+{
+	(void)state;
+	static struct fake_bitmap b;
+	struct idle_io_ops ops = {.pread = fake_pread, .pwrite = fake_pwrite, .ctx = &b};
+	struct idle_words w = {0};
+	/* Words 2046, 2047 exist; 2048 is past the end (a node end not 64-page aligned). */
+	uint64_t pfns[] = {2046 * 64, 2047 * 64 + 1, 2048 * 64 + 2};
+
+	memset(&b, 0, sizeof(b));
+	b.cap = IDLE_BITMAP_IO_MAX;
+	assert_int_equal(idle_words_build(&w, pfns, 3), 0);
+	assert_int_equal(idle_words_fetch(&ops, 3, &w), 1);
+	assert_false(idle_words_idle(&w, 2046 * 64)); /* read back as 0: accessed */
+	assert_true(idle_words_idle(&w, 2048 * 64 + 2));
+	b.stall = true; /* the kernel takes nothing past its last full word */
+	assert_int_equal(idle_words_mark(&ops, 3, &w, 16), 1);
+	idle_words_free(&w);
+}
+
 static void test_word_set_sorts_merges_and_marks_in_few_writes(void **state)
 {
 	(void)state;
@@ -619,6 +652,26 @@ static void test_page_moved_between_mark_and_read_is_not_reported(void **state)
 	fx_access(f, SLOW_PFN + 300);
 	assert_int_equal(fx_round(f), 1);
 	assert_int_equal(f->ev[0].paddr, (uint64_t)(SLOW_PFN + 300) << 12);
+}
+
+static void test_without_a_block_map_page_nodes_come_from_the_kernel(void **state)
+{
+	struct fx *f = *state;
+
+	f->topo->nr_blocks = 0; /* a kernel without CONFIG_MEMORY_HOTPLUG */
+	f->ops.page_nodes = fx_page_nodes;
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, 7, LRU);	     /* node 1 says the kernel, whatever the PFN */
+	fx_map(f, 100, VA + 0x1000, 8, LRU); /* node 0 */
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	assert_true(fx_idle_bit(f, 7));
+	fx_access(f, 7);
+	fx_access(f, 8);
+	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(f->ev[0].vaddr, VA);
+	assert_int_equal(f->ev[0].paddr, UINT64_C(7) << 12);
 }
 
 static void test_unmapped_page_is_not_reported(void **state)
@@ -856,11 +909,13 @@ int main(void)
 	    cmocka_unit_test(test_bitmap_transfers_loop_on_short_counts),
 	    cmocka_unit_test(test_bitmap_read_past_the_end_and_stalled_write_fail),
 	    cmocka_unit_test(test_word_set_sorts_merges_and_marks_in_few_writes),
+	    cmocka_unit_test(test_words_past_the_end_of_the_bitmap_count_as_idle),
 #define FX(t) cmocka_unit_test_setup_teardown(t, fx_setup, fx_teardown)
 	    FX(test_round_reports_accessed_slow_pages_and_nothing_else),
 	    FX(test_page_joining_the_lru_later_is_tracked_then),
 	    FX(test_thp_is_tracked_once_by_its_head),
 	    FX(test_page_moved_between_mark_and_read_is_not_reported),
+	    FX(test_without_a_block_map_page_nodes_come_from_the_kernel),
 	    FX(test_unmapped_page_is_not_reported),
 	    FX(test_process_exiting_mid_round_is_dropped_silently),
 	    FX(test_hidden_pfns_make_the_source_unavailable),
