@@ -1,9 +1,9 @@
 /* probe: facts from sysfs/procfs, then verdicts (see probe.h for the contract). */
+#include "fileio.h"
 #include "probe.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -43,30 +43,14 @@ static int probe_exists(struct probe_file *f, const char *root, const char *rel)
 static int probe_read(struct probe_file *f, const char *root, const char *rel, char *buf,
 		      size_t size)
 {
-	size_t len = 0;
-	int fd, r = probe_path(f, root, rel);
+	int r = probe_path(f, root, rel);
 
 	if (r < 0)
 		return r;
-	buf[0] = '\0';
-	fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		f->err = -errno;
-		return 0;
-	}
-	f->err = 0;
-	while (len < size - 1) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			f->err = n < 0 ? -errno : 0;
-			break;
-		}
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	close(fd);
+	r = file_read_small(f->path, buf, size);
+	f->err = r < 0 ? r : 0;
+	if (r < 0)
+		buf[0] = '\0';
 	return 0;
 }
 

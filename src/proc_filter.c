@@ -1,31 +1,23 @@
 /* proc_filter: process selection by command name, cgroup and resident set size. */
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "proc_filter.h"
 
-/* Reads a whole small procfs file into buf (NUL-terminated); -errno on failure. */
-static int read_small(const char *procfs_root, pid_t pid, const char *name, char *buf, size_t len)
+/* Reads <procfs_root>/<pid>/<name>; -ESRCH when the process is gone. */
+static int read_proc(const char *procfs_root, pid_t pid, const char *name, char *buf, size_t len)
 {
 	char path[PATH_MAX];
-	ssize_t n;
-	int fd;
+	int r;
 
 	snprintf(path, sizeof(path), "%s/%d/%s", procfs_root, (int)pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return (int)n;
+	r = file_read_small(path, buf, len);
+	return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
 }
 
 static void parse_cgroup(const char *text, char *out, size_t len)
@@ -47,16 +39,16 @@ int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out)
 	struct proc_info info = {0};
 	char buf[1024];
 	unsigned long long size = 0, resident = 0;
-	int r = read_small(procfs_root, pid, "comm", buf, sizeof(buf));
+	int r = read_proc(procfs_root, pid, "comm", buf, sizeof(buf));
 
 	if (r < 0)
 		return r;
 	buf[strcspn(buf, "\n")] = '\0';
 	buf[sizeof(info.comm) - 1] = '\0'; /* comm is at most 16 bytes; never overflow */
 	memcpy(info.comm, buf, strlen(buf) + 1);
-	if (read_small(procfs_root, pid, "cgroup", buf, sizeof(buf)) >= 0)
+	if (read_proc(procfs_root, pid, "cgroup", buf, sizeof(buf)) >= 0)
 		parse_cgroup(buf, info.cgroup, sizeof(info.cgroup));
-	r = read_small(procfs_root, pid, "statm", buf, sizeof(buf));
+	r = read_proc(procfs_root, pid, "statm", buf, sizeof(buf));
 	if (r < 0)
 		return r;
 	if (sscanf(buf, "%llu %llu", &size, &resident) != 2)

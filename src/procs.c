@@ -14,6 +14,7 @@
  * only an identity that is LIVE and names the pid it looked for. Forget clears LIVE first, so
  * a reader racing a forget either sees the old live identity (the handle was valid a moment
  * ago) or a dead one, never a half-written one. */
+#include "fileio.h"
 #include "procs.h"
 
 #include <errno.h>
@@ -145,19 +146,13 @@ int procs_parse_starttime(const char *stat_line, uint64_t *out)
 static int procs_read_starttime(const struct procs *p, pid_t pid, uint64_t *out)
 {
 	char path[4096], buf[STAT_MAX];
-	ssize_t n;
-	int fd;
+	int r;
 
 	if (snprintf(path, sizeof(path), "%s/%d/stat", p->root, (int)pid) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ENOTDIR ? -ESRCH : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return errno == ESRCH ? -ESRCH : -errno;
-	buf[n] = '\0';
+	r = file_read_small(path, buf, sizeof(buf));
+	if (r < 0)
+		return r == -ENOENT || r == -ENOTDIR || r == -ESRCH ? -ESRCH : r;
 	return procs_parse_starttime(buf, out);
 }
 

@@ -15,31 +15,12 @@
 #include <sys/utsname.h>
 
 #include "config.h"
+#include "fileio.h"
 #include "perf_sample.h"
 #include "perf_sampler.h"
 #include "period_ctl.h"
 
 #define IBS_DIR "bus/event_source/devices/ibs_op"
-
-/* Reads a small sysfs file into buf, newline stripped. -errno. */
-static int read_small(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-	int r = 0;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, size - 1, f);
-	if (ferror(f))
-		r = -EIO;
-	fclose(f);
-	if (r)
-		return r;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
 
 /* "config:19", "config2:0" -> word/bit. Ranges ("config1:0-11") give their first bit. */
 static int parse_format(const char *s, struct pmu_format_bit *out)
@@ -67,7 +48,7 @@ static int read_format(const char *dir, const char *name, struct pmu_format_bit 
 	int r;
 
 	snprintf(path, sizeof(path), "%s/format/%s", dir, name);
-	r = read_small(path, buf, sizeof(buf));
+	r = file_read_line(path, buf, sizeof(buf));
 	if (r == -ENOENT)
 		return 0; /* a feature the PMU lacks, not an error */
 	if (r == 0)
@@ -85,7 +66,7 @@ static int read_type(const char *dir, int *type, char *reason, size_t size)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/type", dir);
-	r = read_small(path, buf, sizeof(buf));
+	r = file_read_line(path, buf, sizeof(buf));
 	if (r < 0) {
 		if (reason)
 			snprintf(reason, size, "no ibs_op PMU (%s: %s)", path, strerror(-r));

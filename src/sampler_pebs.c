@@ -12,29 +12,11 @@
 #include <perfmon/pfmlib_perf_event.h>
 
 #include "config.h"
+#include "fileio.h"
 #include "perf_sample.h"
 #include "period_ctl.h"
 
 #define PMU_DIR "bus/event_source/devices"
-
-static int read_small(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-	int r = 0;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, size - 1, f);
-	if (ferror(f))
-		r = -EIO;
-	fclose(f);
-	if (r)
-		return r;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
 
 /* "event=0x03,umask=0x82" -> 0x8203. Other terms are not expected for this event. */
 static int parse_event_term(const char *s, uint64_t *config)
@@ -75,7 +57,7 @@ static int read_type(const char *dir, int *type, char *reason, size_t size)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/type", dir);
-	r = read_small(path, buf, sizeof(buf));
+	r = file_read_line(path, buf, sizeof(buf));
 	if (r == 0) {
 		errno = 0;
 		v = strtol(buf, &end, 10);
@@ -96,7 +78,7 @@ static int read_aux(const char *dir, struct pebs_pmu *p, char *reason, size_t si
 	int r;
 
 	snprintf(path, sizeof(path), "%s/events/mem-loads-aux", dir);
-	r = read_small(path, buf, sizeof(buf));
+	r = file_read_line(path, buf, sizeof(buf));
 	if (r == -ENOENT)
 		return 0;
 	if (r == 0)
@@ -139,7 +121,7 @@ int sampler_pebs_pmu_read(const char *sysfs_root, struct pebs_pmu *out, char *re
 	if (r < 0)
 		return r;
 	snprintf(path, sizeof(path), "%s/cpus", dir);
-	if (p.hybrid && read_small(path, p.cpus, sizeof(p.cpus)) < 0)
+	if (p.hybrid && file_read_line(path, p.cpus, sizeof(p.cpus)) < 0)
 		p.cpus[0] = '\0';
 	*out = p;
 	return 0;

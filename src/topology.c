@@ -2,13 +2,13 @@
  *
  * Loading goes node list -> per node (cpulist, meminfo) -> distances -> memory tiers -> tier
  * detection -> memory block map -> nearest fast node per CPU. The parsers (lists, meminfo,
- * distances, block size) are pure functions over text; only topo_read() touches files. */
+ * distances, block size) are pure functions over text; only file_read_small() touches files. */
+#include "fileio.h"
 #include "topology.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -50,35 +50,6 @@ static int topo_path(char *buf, size_t size, const char *root, const char *fmt, 
 	if (m < 0 || (size_t)m >= size - (size_t)n)
 		return -ENAMETOOLONG;
 	return 0;
-}
-
-/* Reads a whole small file into buf (NUL-terminated); returns its length or -errno. A file
- * filling the buffer is -EFBIG rather than silently cut. */
-static int topo_read(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int r = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (len < size - 1) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	r = len == size - 1 ? -EFBIG : (int)len;
-	buf[len] = '\0';
-out:
-	close(fd);
-	return r;
 }
 
 static int topo_parse_uint(const char **p, unsigned long max, unsigned long *out)
@@ -225,7 +196,7 @@ static int topo_read_node_file(const struct topology *t, int node, const char *n
 {
 	int r = topo_path(path, path_size, t->sysfs_root, NODE_DIR "/node%d/%s", node, name);
 
-	return r < 0 ? r : topo_read(path, buf, SYSFS_BUF);
+	return r < 0 ? r : file_read_small(path, buf, SYSFS_BUF);
 }
 
 struct cpu_add_ctx {
@@ -314,11 +285,11 @@ static int topo_load_node_list(struct topology *t)
 
 	r = topo_path(path, sizeof(path), t->sysfs_root, NODE_DIR "/online");
 	if (r >= 0)
-		r = topo_read(path, buf, sizeof(buf));
+		r = file_read_small(path, buf, sizeof(buf));
 	if (r == -ENOENT) {
 		r = topo_path(path, sizeof(path), t->sysfs_root, NODE_DIR "/possible");
 		if (r >= 0)
-			r = topo_read(path, buf, sizeof(buf));
+			r = file_read_small(path, buf, sizeof(buf));
 	}
 	if (r >= 0)
 		r = topo_parse_list(buf, TOPO_MAX_NODES - 1, topo_mark_node, t);
@@ -436,7 +407,7 @@ static int topo_load_tiers(struct topology *t)
 		r = topo_path(path, sizeof(path), t->sysfs_root, TIER_DIR "/%s/nodelist",
 			      de->d_name);
 		if (r >= 0)
-			r = topo_read(path, buf, sizeof(buf));
+			r = file_read_small(path, buf, sizeof(buf));
 		if (r >= 0)
 			r = topo_parse_list(buf, TOPO_MAX_NODES - 1, topo_add_tier_node, &ctx);
 		if (r < 0) {
@@ -556,7 +527,7 @@ static int topo_load_blocks(struct topology *t)
 
 	r = topo_path(path, sizeof(path), t->sysfs_root, MEMORY_DIR "/block_size_bytes");
 	if (r >= 0)
-		r = topo_read(path, buf, sizeof(buf));
+		r = file_read_small(path, buf, sizeof(buf));
 	if (r == -ENOENT) {
 		log_notice("topology: no memory block map (%s: %s); physical addresses will not be "
 			   "mapped to nodes",

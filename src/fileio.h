@@ -1,0 +1,15 @@
+/* fileio: whole-file reads of the small text files pghotd lives on (sysfs attributes, procfs
+ * entries). Any thread. */
+#ifndef PGHOTD_FILEIO_H
+#define PGHOTD_FILEIO_H
+
+#include <stddef.h>
+
+/* Reads the whole file at path into buf (NUL-terminated), retrying on EINTR and short reads.
+ * Returns its length, -errno when it cannot be opened or read, or -EFBIG when it fills all
+ * size - 1 bytes (it may be longer: never silently cut). */
+int file_read_small(const char *path, char *buf, size_t size);
+/* Reads the first line of a small file, newline removed. 0 or -errno as above. */
+int file_read_line(const char *path, char *buf, size_t size);
+
+#endif
