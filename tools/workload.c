@@ -56,6 +56,7 @@ struct wl_opts {
 	bool progress;
 	const char *output;
 	const char *pid_file;
+	const char *misses; /* where to list the hot pages not on the fast node at exit */
 };
 
 /* The state of a run; the arrays are sized by the page and unit counts. */
@@ -322,6 +323,23 @@ static void wl_loop(struct wl *w)
 	wl_sample(w, wl_now() - start, w->o.progress);
 }
 
+/* Lists the current phase's hot pages that are not on the fast node: index, address, node
+ * (or negative errno) a line each, to see which pages a promoter missed. */
+static int wl_write_misses(const struct wl *w, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		int err = errno;
+		fprintf(stderr, "workload: cannot write %s: %s\n", path, strerror(err));
+		return -err;
+	}
+	fprintf(f, "# page\taddress\tnode\n");
+	for (size_t i = 0; i < w->npages; i++)
+		if (w->hot_page[i] && w->status[i] != w->o.fast_node)
+			fprintf(f, "%zu\t%p\t%d\n", i, w->addrs[i], w->status[i]);
+	return fclose(f) == 0 ? 0 : -errno;
+}
+
 static void wl_summary(struct wl *w, size_t start_on_slow)
 {
 	size_t hot, cold;
@@ -367,6 +385,7 @@ static void wl_usage(FILE *f)
 	    "  -o, --output FILE       TSV time series (none; - for stdout)\n"
 	    "      --report-pid FILE   write the pid here once the buffer is placed\n"
 	    "      --progress          a progress line on stderr every second\n"
+	    "      --misses FILE       at exit, list the hot pages not on the fast node\n"
 	    "Summary line on stdout: workload: pages= hot_pages= start_on_slow= hot_on_fast=\n"
 	    "cold_on_fast= hot_fast_fraction= cold_moved_fraction= accesses= thp_kib= t95_hot=\n");
 }
@@ -392,7 +411,8 @@ enum {
 	OPT_FAST,
 	OPT_SEED,
 	OPT_PID,
-	OPT_PROGRESS
+	OPT_PROGRESS,
+	OPT_MISSES
 };
 
 static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
@@ -451,6 +471,9 @@ static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
 	case OPT_PROGRESS:
 		o->progress = true;
 		return 0;
+	case OPT_MISSES:
+		o->misses = arg;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -474,6 +497,7 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 	    {"output", required_argument, NULL, 'o'},
 	    {"report-pid", required_argument, NULL, OPT_PID},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
+	    {"misses", required_argument, NULL, OPT_MISSES},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -568,6 +592,8 @@ int main(int argc, char **argv)
 		return 1;
 	wl_loop(&w);
 	wl_summary(&w, on_slow);
+	if (w.o.misses && wl_write_misses(&w, w.o.misses) < 0)
+		return 1;
 	if (w.out && w.out != stdout)
 		fclose(w.out);
 	return 0;
