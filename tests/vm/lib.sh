@@ -1,6 +1,8 @@
+# shellcheck shell=bash
 # lib.sh: helpers for scenario scripts (source it: . "$(dirname "$0")/lib.sh").
 # A scenario is: build a guest command, tests/vm/run it, check the results with these.
 
+# shellcheck disable=SC2034 # for the scripts that source this file
 vm_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # vm_fail MSG: prints "<scenario>: FAIL: MSG" and exits 1.
