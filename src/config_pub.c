@@ -133,7 +133,6 @@ void config_pub_swap(struct config_pub *pub, struct pghotd_config *next)
 	/* Release pairs with the acquire load of gen in config_pub_get(). */
 	atomic_store_explicit(&pub->gen, g, memory_order_release); /* main thread: only writer */
 	retire(pub, old, g);
-	config_pub_reclaim(pub);
 }
 
 static uint64_t min_seen(struct config_pub *pub)

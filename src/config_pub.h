@@ -30,7 +30,8 @@ void config_pub_unregister(struct config_pub *pub, int slot);
 const struct pghotd_config *config_pub_get(struct config_pub *pub, int slot);
 /* Main thread: the current config (the main thread never races with itself). */
 const struct pghotd_config *config_pub_current(struct config_pub *pub);
-/* Main thread: publish next (ownership taken), retire the old one; reclaims what it can. */
+/* Main thread: publish next (ownership taken) and retire the old one, which stays valid for
+ * the main thread until its next config_pub_reclaim(). */
 void config_pub_swap(struct config_pub *pub, struct pghotd_config *next);
 /* Main thread: frees retired configs every worker has moved past; returns how many remain. */
 int config_pub_reclaim(struct config_pub *pub);

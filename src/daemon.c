@@ -195,6 +195,20 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return sd_event_source_set_time(s, usec + (uint64_t)cfg->stats.interval_ms * 1000u);
 }
 
+/* One line naming the keys a reload changed. */
+static void log_changed_keys(const struct pghotd_config *old, const struct pghotd_config *next)
+{
+	char line[1024] = "", path[128];
+	size_t l = 0;
+
+	for (size_t i = 0; i < config_key_count() && l < sizeof(line) - 1; i++) {
+		if (config_key_equal(i, old, next) || config_key_path(i, path, sizeof(path)) < 0)
+			continue;
+		l += (size_t)snprintf(line + l, sizeof(line) - l, "%s%s", l ? ", " : "", path);
+	}
+	log_info("reload changed: %s", l ? line : "nothing");
+}
+
 static void reload_failed(struct daemon *d, const char *why)
 {
 	stats_add(&d->stats, ST_CONFIG_RELOAD_FAILURES, 1);
@@ -221,13 +235,18 @@ static void reload(struct daemon *d)
 		destroy_config(next);
 		reload_failed(d, "a source set to \"on\" cannot run");
 	} else {
-		if (next->hot_table.capacity != config_pub_current(d->pub)->hot_table.capacity)
+		const struct pghotd_config *old = config_pub_current(d->pub);
+
+		if (next->hot_table.capacity != old->hot_table.capacity)
 			log_warning("hot_table.capacity changed to %u: the table keeps its size "
 				    "until pghotd restarts",
 				    next->hot_table.capacity);
 		/* Preflight ran on next before publication: workers never share it with us. */
 		config_pub_swap(d->pub, next);
 		d->probe = pr;
+		log_changed_keys(old, next);
+		if (engine_apply(d->engine, d->pub, old, &pr) < 0)
+			log_error("a source set to \"on\" could not start after the reload");
 		apply_log_level(&d->opt, next);
 		stats_set(&d->stats, ST_CONFIG_THRESHOLD, next->promotion.threshold);
 		stats_add(&d->stats, ST_CONFIG_RELOADS, 1);

@@ -38,7 +38,7 @@ struct engine {
 	struct pebs_source *pebs;
 	struct abit *abit;
 	int slot[SRC__COUNT]; /* config_pub slots of the perf sources, -1 when none */
-	int nr_sources;
+	bool running[SRC__COUNT];
 	char source_names[64];
 };
 
@@ -111,14 +111,18 @@ static bool phys_addr_permitted(const struct engine_env *env)
 	       (f.cap_eff & (1ull << CAP_PERFMON | 1ull << CAP_SYS_ADMIN));
 }
 
-static void note_started(struct engine *e, enum stat_source src)
+static void set_running(struct engine *e, enum stat_source src, bool on)
 {
-	size_t l = strlen(e->source_names);
+	size_t l = 0;
 
-	snprintf(e->source_names + l, sizeof(e->source_names) - l, "%s%s", l ? "," : "",
-		 stat_source_name(src));
-	e->nr_sources++;
-	log_info("source %s: started", stat_source_name(src));
+	e->running[src] = on;
+	e->source_names[0] = '\0';
+	for (int i = 0; i < SRC__COUNT; i++) {
+		if (e->running[i])
+			l += (size_t)snprintf(e->source_names + l, sizeof(e->source_names) - l,
+					      "%s%s", l ? "," : "", stat_source_name(i));
+	}
+	log_info("source %s: %s", stat_source_name(src), on ? "started" : "stopped");
 }
 
 static struct perf_sampler_params sampler_params(struct engine *e, struct config_pub *pub,
@@ -166,7 +170,7 @@ static int start_perf_source(struct engine *e, struct config_pub *pub, enum stat
 						 .sampler = sampler_params(e, pub, src)},
 		    &e->pebs, reason, sizeof(reason));
 	if (r == 0) {
-		note_started(e, src);
+		set_running(e, src, true);
 		return 1;
 	}
 	config_pub_unregister(pub, e->slot[src]);
@@ -195,10 +199,40 @@ static int start_abit(struct engine *e, struct config_pub *pub, const struct pro
 		}
 	}
 	if (r == 0) {
-		note_started(e, SRC_ABIT);
+		set_running(e, SRC_ABIT, true);
 		return 1;
 	}
 	return ps->required ? r : 0;
+}
+
+static void stop_source(struct engine *e, struct config_pub *pub, enum stat_source src)
+{
+	if (!e->running[src])
+		return;
+	if (src == SRC_IBS)
+		sampler_ibs_stop(e->ibs);
+	else if (src == SRC_PEBS)
+		sampler_pebs_stop(e->pebs);
+	else {
+		abit_stop(e->abit);
+		abit_free(e->abit);
+	}
+	if (src == SRC_IBS)
+		e->ibs = NULL;
+	else if (src == SRC_PEBS)
+		e->pebs = NULL;
+	else
+		e->abit = NULL;
+	if (e->slot[src] >= 0)
+		config_pub_unregister(pub, e->slot[src]);
+	e->slot[src] = -1;
+	set_running(e, src, false);
+}
+
+static int start_source(struct engine *e, struct config_pub *pub, enum stat_source src,
+			const struct probe_source *ps)
+{
+	return src == SRC_ABIT ? start_abit(e, pub, ps) : start_perf_source(e, pub, src, ps);
 }
 
 int engine_start(struct engine *e, struct config_pub *pub, const struct probe_result *probe)
@@ -209,19 +243,52 @@ int engine_start(struct engine *e, struct config_pub *pub, const struct probe_re
 		return log_error_errno(r, "cannot start the promoter thread");
 	e->promoter_running = true;
 	for (int src = 0; src < SRC__COUNT && r >= 0; src++) {
-		const struct probe_source *ps = &probe->source[src];
-
-		if (ps->state != PROBE_AVAILABLE)
-			continue;
-		r = src == SRC_ABIT ? start_abit(e, pub, ps) : start_perf_source(e, pub, src, ps);
+		if (probe->source[src].state == PROBE_AVAILABLE)
+			r = start_source(e, pub, src, &probe->source[src]);
 	}
 	if (r < 0) {
 		engine_stop(e, pub);
 		return r;
 	}
-	if (e->nr_sources == 0)
+	if (engine_sources_running(e) == 0)
 		log_notice("no access source is running: pghotd stays idle");
-	return e->nr_sources;
+	return engine_sources_running(e);
+}
+
+/* True when a key under prefix ("sources.ibs.") differs between a and b. */
+static bool section_changed(const struct pghotd_config *a, const struct pghotd_config *b,
+			    const char *prefix)
+{
+	char path[128];
+
+	for (size_t i = 0; i < config_key_count(); i++) {
+		if (config_key_path(i, path, sizeof(path)) == 0 &&
+		    !strncmp(path, prefix, strlen(prefix)) && !config_key_equal(i, a, b))
+			return true;
+	}
+	return false;
+}
+
+int engine_apply(struct engine *e, struct config_pub *pub, const struct pghotd_config *old,
+		 const struct probe_result *probe)
+{
+	static const char *const prefix[SRC__COUNT] = {"sources.ibs.", "sources.pebs.", NULL};
+	const struct pghotd_config *cfg = config_pub_current(pub);
+	bool budget = old->sources.cpu_budget_percent != cfg->sources.cpu_budget_percent;
+	int r = 0;
+
+	for (int src = 0; src < SRC__COUNT && r >= 0; src++) {
+		bool want = probe->source[src].state == PROBE_AVAILABLE;
+
+		/* The perf sources take their event setup at start: restart them when it
+		 * changed. The abit thread reads its section every round. */
+		if (e->running[src] &&
+		    (!want || (prefix[src] && (budget || section_changed(old, cfg, prefix[src])))))
+			stop_source(e, pub, src);
+		if (want && !e->running[src])
+			r = start_source(e, pub, src, &probe->source[src]);
+	}
+	return r < 0 ? r : engine_sources_running(e);
 }
 
 void engine_tick(struct engine *e)
@@ -241,31 +308,21 @@ const char *engine_source_names(const struct engine *e)
 
 int engine_sources_running(const struct engine *e)
 {
-	return e->nr_sources;
+	int n = 0;
+
+	for (int i = 0; i < SRC__COUNT; i++)
+		n += e->running[i];
+	return n;
 }
 
 void engine_stop(struct engine *e, struct config_pub *pub)
 {
 	/* Sources first: they feed the hot table the promoter drains. */
-	sampler_ibs_stop(e->ibs);
-	sampler_pebs_stop(e->pebs);
-	e->ibs = NULL;
-	e->pebs = NULL;
-	for (int i = 0; i < SRC__COUNT; i++) {
-		if (e->slot[i] >= 0)
-			config_pub_unregister(pub, e->slot[i]);
-		e->slot[i] = -1;
-	}
-	if (e->abit) {
-		abit_stop(e->abit);
-		abit_free(e->abit);
-		e->abit = NULL;
-	}
+	for (int src = 0; src < SRC__COUNT; src++)
+		stop_source(e, pub, src);
 	if (e->promoter_running)
 		promoter_stop(e->promoter);
 	e->promoter_running = false;
-	e->nr_sources = 0;
-	e->source_names[0] = '\0';
 }
 
 void engine_free(struct engine *e)

@@ -23,6 +23,12 @@ int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, st
 /* Starts the promoter and every source the probe found available and the config allows.
  * Returns the number of sources started, or -errno (nothing left running). */
 int engine_start(struct engine *e, struct config_pub *pub, const struct probe_result *probe);
+/* After a reload was published (old: the config it replaced, still valid on the main
+ * thread): starts sources the new probe allows, stops those it no longer allows, and restarts
+ * perf sources whose settings changed. Returns sources running, or -errno when a required
+ * source failed to start (the others keep running). */
+int engine_apply(struct engine *e, struct config_pub *pub, const struct pghotd_config *old,
+		 const struct probe_result *probe);
 /* Called from the main loop every stats interval: gauges, forgetting exited processes. */
 void engine_tick(struct engine *e);
 /* Comma-separated names of running sources ("" when none). */

@@ -95,6 +95,8 @@ static void test_unregistered_worker_does_not_block_reclaim(void **state)
 	config_pub_get(pub, a);
 	config_pub_unregister(pub, a);
 	config_pub_swap(pub, mk(2));
+	assert_int_equal(destroyed, 0); /* the main thread may still use the old one */
+	assert_int_equal(config_pub_reclaim(pub), 0);
 	assert_int_equal(destroyed, 1);
 	config_pub_free(pub);
 }

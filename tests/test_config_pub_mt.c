@@ -74,8 +74,10 @@ static void test_workers_never_see_a_freed_config(void **state)
 		assert_true(w[i].slot >= 0);
 		assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
 	}
-	for (unsigned i = 1; i <= SWAPS; i++)
+	for (unsigned i = 1; i <= SWAPS; i++) {
 		config_pub_swap(pub, mk(i));
+		config_pub_reclaim(pub);
+	}
 	atomic_store_explicit(&stop, true, memory_order_relaxed);
 	for (int i = 0; i < WORKERS; i++) {
 		pthread_join(th[i], NULL);

@@ -267,6 +267,7 @@ static void test_sighup_applies_new_threshold(void **state)
 	assert_true(wait_stat(f, "pghotd_promotion_threshold", 7, 3000));
 	assert_true(wait_stat(f, "pghotd_config_reloads_total", 1, 3000));
 	assert_int_equal(stat_value(f, "pghotd_config_reload_failures_total"), 0);
+	assert_true(log_contains(f, "reload changed: promotion.threshold\n"));
 	stop_cleanly(f);
 }
 
