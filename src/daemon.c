@@ -122,6 +122,10 @@ static int preflight(const struct options *opt, const struct pghotd_config *cfg,
 		log_error_errno(r, "cannot run the preflight checks");
 		return EXIT_FAILED;
 	}
+	if (f) /* --probe: try the perf events for real */
+		engine_probe_perf(&(struct engine_env){.sysfs_root = opt->sysfs_root,
+						       .procfs_root = opt->procfs_root},
+				  cfg, &res);
 	probe_describe(&res, cfg->topo, probe_line, f);
 	if (out)
 		*out = res;

@@ -125,6 +125,56 @@ static void set_running(struct engine *e, enum stat_source src, bool on)
 	log_info("source %s: %s", stat_source_name(src), on ? "started" : "stopped");
 }
 
+static void discard(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
+		    size_t n)
+{
+	(void)ctx, (void)cfg, (void)ev, (void)n;
+}
+
+int engine_probe_perf(const struct engine_env *env, const struct pghotd_config *cfg,
+		      struct probe_result *res)
+{
+	struct perf_sampler_params sp = {.drain_interval_ms = PERF_DRAIN_MS,
+					 .pid = -1,
+					 .page_size = (size_t)sysconf(_SC_PAGESIZE),
+					 .sink = {.deliver = discard},
+					 .cfg = cfg};
+	bool phys = phys_addr_permitted(env);
+
+	for (int src = SRC_IBS; src <= SRC_PEBS; src++) {
+		struct probe_source *ps = &res->source[src];
+		int r;
+
+		if (ps->state != PROBE_AVAILABLE)
+			continue;
+		if (src == SRC_IBS) {
+			struct ibs_source *ibs = NULL;
+			r = sampler_ibs_start(
+			    &(struct ibs_source_params){.sysfs_root = env->sysfs_root,
+							.cfg = cfg,
+							.phys_addr = phys,
+							.sampler = sp},
+			    &ibs, ps->reason, sizeof(ps->reason));
+			sampler_ibs_stop(ibs);
+		} else {
+			struct pebs_source *pebs = NULL;
+			r = sampler_pebs_start(
+			    &(struct pebs_source_params){.sysfs_root = env->sysfs_root,
+							 .cfg = cfg,
+							 .phys_addr = phys,
+							 .sampler = sp},
+			    &pebs, ps->reason, sizeof(ps->reason));
+			sampler_pebs_stop(pebs);
+		}
+		if (r < 0) {
+			ps->state = PROBE_UNAVAILABLE;
+			ps->err = r == -EACCES || r == -EPERM ? -EACCES : -ENODEV;
+			res->nr_available--;
+		}
+	}
+	return 0;
+}
+
 static struct perf_sampler_params sampler_params(struct engine *e, struct config_pub *pub,
 						 enum stat_source src)
 {

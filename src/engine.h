@@ -18,6 +18,10 @@ struct engine_env {
 	struct stats *stats;
 };
 
+/* For --probe: opens and closes the IBS and PEBS events the preflight found usable, so that a
+ * kernel refusing them shows as "unavailable: <reason with errno>" in res. */
+int engine_probe_perf(const struct engine_env *env, const struct pghotd_config *cfg,
+		      struct probe_result *res);
 /* Sizes the hot table from cfg->hot_table.capacity (fixed for the daemon's life). */
 int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, struct engine **out);
 /* Starts the promoter and every source the probe found available and the config allows.

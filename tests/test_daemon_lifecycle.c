@@ -401,6 +401,28 @@ static void test_required_source_missing_exits_5_with_the_reason(void **state)
 	assert_true(log_contains(f, "source abit is set to \"on\" but cannot run: no page_idle"));
 }
 
+/* A sysfs tree that has an ibs_op PMU this kernel does not know: --probe must try the event
+ * and report the kernel's refusal, not just the PMU's presence. */
+static void test_probe_reports_a_refused_perf_event_with_its_errno(void **state)
+{
+	struct fixture *f = *state;
+	const char *fx = getenv("PGHOTD_FIXTURES");
+	char cmd[1024], root[160], opt[200];
+	const char *args[] = {"--probe", opt, NULL};
+
+	assert_non_null(fx);
+	snprintf(root, sizeof(root), "%s/sysfs", f->dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s && cp -r %s/sysfs-one-node/. %s/sysfs-ibs-zen4/. %s", root, fx, fx,
+		 root);
+	assert_int_equal(system(cmd), 0);
+	write_text(f->conf, "sources: { ibs: { enabled = \"auto\"; }; };\n");
+	snprintf(opt, sizeof(opt), "--sysfs-root=%s", root);
+	assert_int_equal(run_to_exit(f, args), 0);
+	assert_true(log_contains(f, "source ibs: unavailable: "));
+	assert_true(log_contains(f, "perf_event_open"));
+}
+
 static void test_replay_of_a_missing_file_fails_naming_it(void **state)
 {
 	struct fixture *f = *state;
@@ -444,6 +466,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_usage_error_exits_2, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_probe_reports_each_source, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_required_source_missing_exits_5_with_the_reason,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_probe_reports_a_refused_perf_event_with_its_errno,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_replay_of_a_missing_file_fails_naming_it, setup,
 					    teardown),
