@@ -4,7 +4,7 @@ BUILD ?= build
 MESON_OPTS ?= -Dwerror_ci=true
 
 DEB_PACKAGES := meson ninja-build pkg-config gcc clang libnuma-dev libpfm4-dev libconfig-dev \
-	libsystemd-dev libcmocka-dev liburcu-dev groff-base systemd util-linux numactl linux-perf \
+	libsystemd-dev libzstd-dev libcmocka-dev liburcu-dev groff-base systemd util-linux numactl linux-perf \
 	linux-source-6.1 qemu-system-x86 busybox-static gnuplot-nox bc bison flex libelf-dev libssl-dev cpio xz-utils
 
 .PHONY: all deps build test test-unit test-asan test-tsan test-fuzz bench run clean

@@ -11,7 +11,7 @@ flags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sa
 clang $flags -o "$out/fuzz_perf_record" "$root/fuzz/fuzz_perf_record.c" \
 	"$root/src/perf_sample.c" "$root/src/perf_ring.c"
 clang $flags -o "$out/fuzz_perf_data" "$root/fuzz/fuzz_perf_data.c" \
-	"$root/src/perf_data.c" "$root/src/perf_sample.c"
+	"$root/src/perf_data.c" "$root/src/perf_sample.c" -lzstd
 
 # Seeds: the head of the shared real recording, when present, for the file reader.
 mkdir -p "$out/corpus_record" "$out/corpus_data"

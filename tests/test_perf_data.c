@@ -287,10 +287,14 @@ static void rejects_corrupt_headers_naming_the_offset(void **state)
 	memcpy(f.b, "PERFXXXX", 8);
 	expect_error(&f, -EBADMSG, 0);
 	memcpy(f.b, "PERFFILE", 8);
-	expect_error(&f, -EPROTONOSUPPORT, 0);
+	at64(&f, 16, 44); /* version 1: no attr size perf wrote, in either byte order */
+	expect_error(&f, -EBADMSG, 16);
+	at64(&f, 16, 112);
 	memcpy(f.b, "PERFILE2", 8);
-	at64(&f, 8, 16); /* pipe mode */
-	expect_error(&f, -EPROTONOSUPPORT, 8);
+	at64(&f, 8, 16); /* pipe mode: the rest is no stream of records naming an attr */
+	expect_error(&f, -EBADMSG, 16);
+	at64(&f, 8, 64); /* header size below the first header's 72 bytes */
+	expect_error(&f, -EBADMSG, 8);
 	at64(&f, 8, 104);
 	at64(&f, 16, 40); /* attr size below VER0 */
 	expect_error(&f, -EBADMSG, 16);
@@ -342,10 +346,10 @@ static void rejects_corrupt_records_naming_their_offset(void **state)
 
 	data = one_event_file(&f);
 	bad = f.n;
-	put_header(&f, 81, 16); /* PERF_RECORD_COMPRESSED */
+	put_header(&f, 81, 16); /* PERF_RECORD_COMPRESSED holding no zstd frame */
 	put64(&f, 0);
 	file_end(&f, data);
-	expect_error(&f, -EPROTONOSUPPORT, bad);
+	expect_error(&f, -EBADMSG, bad);
 
 	data = one_event_file(&f);
 	bad = f.n;
