@@ -13,6 +13,8 @@
 #include "log.h"
 #include "perf_data.h"
 #include "sample_filter.h"
+#include "sampler_ibs.h"
+#include "sampler_pebs.h"
 
 #define PID_SLOTS   65536u /* a procs handle's slot field is 16 bits */
 #define HANDLE_GEN1 (1u << 16)
@@ -33,8 +35,9 @@ struct candidate {
 struct replay {
 	struct hot_table *hot;
 	struct hot_params params;
-	struct sample_filter filter;
-	pid_t pids[PID_SLOTS]; /* slot -> recorded pid, 0 = free */
+	struct ibs_convert ibs;	  /* ibs_op events: RAW registers, else what the kernel decoded */
+	struct pebs_convert pebs; /* everything else: ADDR and DATA_SRC as the kernel wrote them */
+	pid_t pids[PID_SLOTS];	  /* slot -> recorded pid, 0 = free */
 	struct page_count *pages;
 	size_t pages_cap, pages_used;
 	struct candidate *cands;
@@ -168,16 +171,30 @@ static void replay_access(struct replay *r, const struct access_event *ev)
 		drain_ready(r); /* queued, or the queue was full */
 }
 
+static bool attr_is_ibs_op(const struct perf_data_attr *a)
+{
+	return strcmp(a->pmu, "ibs_op") == 0 || strncmp(a->name, "ibs_op/", 7) == 0;
+}
+
+/* The live sources' conversions: an IBS sample with RAW has its registers decoded (as on
+ * kernels before 6.1), one without takes ADDR and DATA_SRC with no kind assumed; any other
+ * event's samples count as loads unless their DATA_SRC says otherwise (page-fault
+ * recordings carry no op). */
 static void on_sample(void *ctx, const struct perf_data_attr *attr,
 		      const struct perf_event_header *h, const struct perf_sample *s)
 {
 	struct replay *r = ctx;
-	struct sample_in in;
 	struct access_event ev;
+	enum sample_drop why;
 
-	(void)attr, (void)h;
-	sample_in_from_perf(s, ACCESS_LOAD, false, &in);
-	if (sample_filter_apply(&r->filter, &in, &ev) == SAMPLE_KEPT)
+	(void)h;
+	if (attr_is_ibs_op(attr)) {
+		r->ibs.use_raw = s->present & PERF_SAMPLE_RAW;
+		why = sampler_ibs_convert(&r->ibs, s, &ev);
+	} else {
+		why = sampler_pebs_convert(&r->pebs, ACCESS_LOAD, s, &ev);
+	}
+	if (why == SAMPLE_KEPT)
 		replay_access(r, &ev);
 }
 
@@ -202,7 +219,23 @@ static void print_result(const struct replay *r, const struct perf_data_counts *
 		c->records, c->samples, c->lost, r->ncands);
 }
 
-static struct replay *replay_new(const struct pghotd_config *cfg)
+/* Converters without a topology: placement comes from the data source alone (see replay.h),
+ * and the CPU of the recording (HEADER_CPUID) selects the IBS errata. */
+static void replay_converters_init(struct replay *r, const struct perf_data *d)
+{
+	struct perf_data_cpu cpu;
+	struct ibs_pmu pmu = {0};
+	struct ibs_opts io = {.phys_addr = true};
+	struct pebs_opts po = {.phys_addr = true};
+
+	if (perf_data_cpuid_parse(perf_data_env(d)->cpuid, &cpu) == 0 &&
+	    strcmp(cpu.vendor, "AuthenticAMD") == 0)
+		pmu.cpu = (struct ibs_cpu){.family = cpu.family, .model = cpu.model};
+	sampler_ibs_convert_init(&r->ibs, &pmu, &io, NULL, NULL);
+	sampler_pebs_convert_init(&r->pebs, &po, NULL, NULL);
+}
+
+static struct replay *replay_new(const struct pghotd_config *cfg, const struct perf_data *d)
 {
 	struct replay *r = calloc(1, sizeof(*r));
 
@@ -215,7 +248,7 @@ static struct replay *replay_new(const struct pghotd_config *cfg)
 	r->params = (struct hot_params){.threshold = cfg->promotion.threshold,
 					.window_ms = cfg->promotion.window_ms,
 					.cooldown_ms = cfg->promotion.cooldown_ms};
-	sample_filter_init(&r->filter, NULL, NULL, SRC_PEBS);
+	replay_converters_init(r, d);
 	return r;
 }
 
@@ -243,7 +276,7 @@ int replay_run(const char *path, const struct pghotd_config *cfg, FILE *out)
 		log_error("replay: %s: %s", path, err);
 		return ret;
 	}
-	r = replay_new(cfg);
+	r = replay_new(cfg, d);
 	if (!r) {
 		ret = log_error_errno(-ENOMEM, "replay: cannot allocate the hot table");
 		goto out;
