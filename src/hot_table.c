@@ -30,8 +30,11 @@
  * higher position (CAS to 0). Then it goes live with a CAS K|PEND -> K, which fails if it was
  * aborted. At most one claim of K survives; a loser restarts its record from the lookup.
  *
- * Retry rules. A writer updates meta with load-acquire, key recheck, CAS; a failed CAS
- * reloads. Meta BUSY on a LIVE key means an owner is mid-transition (two stores long): the
+ * Retry rules. A writer reads each window slot as meta (load-acquire) then key, and on its
+ * key CASes meta from that snapshot; a failed CAS reloads meta and rechecks the key. The hit
+ * path (the common case: a page already tracked) is that one pass and one CAS, inlined; a
+ * miss, a full ring and a retry are out of line. Meta BUSY on a LIVE key means an owner is
+ * mid-transition (two stores long): the
  * writer restarts from the lookup, and after RECORD_TRIES restarts drops the access with
  * -EAGAIN. A successful meta CAS from value m proves the entry was not freed since m was read,
  * up to ABA: each claim bumps the 4-bit tag, so a CAS could only hit a different page after
@@ -59,18 +62,21 @@
 #define VPN_MASK ((UINT64_C(1) << VPN_BITS) - 1)
 #define KEY_PEND (UINT64_C(1) << 63)
 
-#define M_COUNT_MASK UINT64_C(0xff)
-#define M_NODE_SHIFT 8
-#define M_NODE_MASK  (UINT64_C(0x3ff) << M_NODE_SHIFT)
-#define M_QUEUED     (UINT64_C(1) << 18)
-#define M_PROMOTED   (UINT64_C(1) << 19)
-#define M_DEAD	     (UINT64_C(1) << 20)
-#define M_BUSY	     (UINT64_C(1) << 21)
-#define M_TAG_SHIFT  22
-#define M_TAG_MASK   (UINT64_C(0xf) << M_TAG_SHIFT)
-#define M_TIME_SHIFT 26
-#define TIME_BITS    38
-#define TIME_MASK    ((UINT64_C(1) << TIME_BITS) - 1)
+#define M_COUNT_MASK   UINT64_C(0xff)
+#define M_NODE_SHIFT   8
+#define M_NODE_MASK    (UINT64_C(0x3ff) << M_NODE_SHIFT)
+#define M_QUEUED_SHIFT 18
+#define M_QUEUED       (UINT64_C(1) << M_QUEUED_SHIFT)
+#define M_PROMOTED     (UINT64_C(1) << 19)
+#define M_DEAD	       (UINT64_C(1) << 20)
+#define M_BUSY	       (UINT64_C(1) << 21)
+#define M_TAG_SHIFT    22
+#define M_TAG_MASK     (UINT64_C(0xf) << M_TAG_SHIFT)
+#define M_TIME_SHIFT   26
+/* What an access leaves as it was: the state bits and the tag. */
+#define M_KEEP	  (((UINT64_C(1) << M_TIME_SHIFT) - 1) & ~(M_COUNT_MASK | M_NODE_MASK))
+#define TIME_BITS 38
+#define TIME_MASK ((UINT64_C(1) << TIME_BITS) - 1)
 
 #define HUGE_ALIGN (UINT64_C(2) << 20)
 
@@ -78,6 +84,8 @@
 
 /* Internal: the lookup must start over. */
 #define RESTART 2
+/* Internal: this access made the entry QUEUED; the caller pushes it (slot_queue()). */
+#define PUSH 3
 
 struct hot_slot {
 	_Atomic uint64_t key;
@@ -94,6 +102,7 @@ struct ready_cell {
 struct hot_table {
 	struct hot_slot *slots;
 	size_t mask;
+	unsigned shift; /* 64 - log2(slots): key_home() keeps the product's top bits */
 	struct ready_cell *ring;
 	size_t ring_mask;
 	bool (*proc_valid)(void *ctx, uint32_t proc);
@@ -134,20 +143,34 @@ static int key_check(uint32_t proc, uint64_t vaddr)
 	return 0;
 }
 
+/* key_check() == 0 in two compares: a valid handle lies in [2^16, 2^PROCS_HANDLE_BITS). */
+static inline bool key_valid(uint32_t proc, uint64_t vaddr)
+{
+	return proc - (UINT32_C(1) << 16) <
+		   (UINT32_C(1) << PROCS_HANDLE_BITS) - (UINT32_C(1) << 16) &&
+	       !(vaddr >> HOT_VADDR_BITS);
+}
+
 static uint32_t key_proc(uint64_t key)
 {
 	return (uint32_t)((key & ~KEY_PEND) >> VPN_BITS);
 }
 
-static size_t key_home(const struct hot_table *t, uint64_t key)
+static inline size_t key_home(const struct hot_table *t, uint64_t key)
 {
-	/* splitmix64 finaliser: neighbouring pages of one process spread over the table. */
-	key ^= key >> 30;
-	key *= UINT64_C(0xbf58476d1ce4e5b9);
-	key ^= key >> 27;
-	key *= UINT64_C(0x94d049bb133111eb);
-	key ^= key >> 31;
-	return (size_t)key & t->mask;
+	/* Fibonacci hashing (multiply by 2^64 / golden ratio, keep the top bits): every key bit
+	 * reaches the top through the carries, and consecutive pages land about 0.62 of the
+	 * table apart, so a process's neighbouring pages never share a window. Two instructions
+	 * on the per-access path, where a full mixer cost as much as the rest of a hit. */
+	return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> t->shift);
+}
+
+/* Slot index of window position i. wrap false (a window that does not run past the end of
+ * the array, all but PROBE_WINDOW - 1 of them) lets the unrolled loops below use constant
+ * offsets from the home slot. */
+static inline uint32_t window_at(size_t home, unsigned i, size_t mask, bool wrap)
+{
+	return (uint32_t)(wrap ? (home + i) & mask : home + i);
 }
 
 static unsigned meta_count(uint64_t m)
@@ -214,6 +237,7 @@ int hot_table_new(size_t capacity, size_t queue_capacity, struct hot_table **out
 		return -ENOMEM;
 	}
 	t->mask = n - 1;
+	t->shift = 64u - (unsigned)__builtin_ctzll((unsigned long long)n);
 	t->ring_mask = q - 1;
 	/* Relaxed: the table is published to other threads by whatever starts them. */
 	for (size_t i = 0; i < n; i++) {
@@ -305,89 +329,112 @@ static void slot_unqueue(struct hot_table *t, struct hot_slot *s)
 	}
 }
 
-/* The new meta after one access, or m itself when the access is ignored (cooldown). */
-static uint64_t meta_apply(uint64_t m, const struct hot_access *a, const struct hot_params *p,
-			   unsigned threshold)
+/* The node field of meta for an access from node (-1 or out of range: unknown). */
+static inline uint64_t node_bits(const struct hot_access *a)
 {
-	uint64_t gap = time_gap(meta_time(m), a->now_ms);
-	unsigned count = meta_count(m);
-	uint64_t now = gap == 0 && a->now_ms != meta_time(m) ? meta_time(m) : a->now_ms;
-	uint64_t node = a->node >= 0 && a->node <= NODE_MAX ? (uint64_t)a->node + 1 : 0;
-
-	if (m & M_PROMOTED) {
-		if (gap < p->cooldown_ms)
-			return m;
-		m &= ~M_PROMOTED;
-		count = 0;
-	} else if (gap > p->window_ms && !(m & M_QUEUED)) {
-		count = 0;
-	}
-	if (count < HOT_COUNT_MAX)
-		count++;
-	m = meta_with(m, count, now);
-	m = (m & ~M_NODE_MASK) | node << M_NODE_SHIFT;
-	if (!(m & M_QUEUED) && count >= threshold)
-		m |= M_QUEUED;
-	return m;
+	return (unsigned)a->node <= NODE_MAX ? ((uint64_t)a->node + 1) << M_NODE_SHIFT : 0;
 }
 
-/* Count one access into slot idx, which held key when looked up. */
-static int slot_count(struct hot_table *t, uint32_t idx, uint64_t key, const struct hot_access *a,
-		      const struct hot_params *p)
+/* The new meta after one access at time now with node field nb (node_bits()),
+ * or m itself when
+ * the access is ignored (cooldown). Inlined into the hit path and free of branches on the
+ * entry's data except the rare one (a promoted page, or a clock read out of order: a
+ * "negative" gap): the entry's line is usually a cache miss, and a mispredicted branch on
+ * it would hold up every later access until the miss resolves. */
+static inline uint64_t meta_apply(uint64_t m, uint64_t now, uint64_t nb, const struct hot_params *p)
 {
-	struct hot_slot *s = &t->slots[idx];
-	unsigned threshold = p->threshold == 0		    ? 1
-			     : p->threshold > HOT_COUNT_MAX ? HOT_COUNT_MAX
-							    : p->threshold;
-	uint64_t m, n;
+	uint64_t then = meta_time(m);
+	uint64_t gap = (now - then) & TIME_MASK;
+	uint64_t count = m & M_COUNT_MASK;
+	uint64_t keep;
 
-	/* Acquire: pairs with the fresh-meta store-release in slot_claim() and the CAS release
-	 * of other writers, so the key recheck below cannot see an older key. */
-	m = atomic_load_explicit(&s->meta, memory_order_acquire);
-	for (;;) {
-		if (m & M_BUSY)
-			return RESTART;
-		/* Relaxed: ordered after the acquire load of meta above. */
-		if (atomic_load_explicit(&s->key, memory_order_relaxed) != key)
-			return RESTART;
-		n = meta_apply(m, a, p, threshold);
-		if (n == m)
-			return 0;
-		/* Release: pairs with the acquire load above in other writers and in pop();
-		 * acquire on failure: the reloaded m is checked like a fresh load. */
-		if (atomic_compare_exchange_weak_explicit(&s->meta, &m, n, memory_order_acq_rel,
-							  memory_order_acquire))
-			break;
+	if (__builtin_expect((m & M_PROMOTED) || (gap >> (TIME_BITS - 1)), 0)) {
+		if (gap >> (TIME_BITS - 1)) {
+			/* Another thread read the clock a little later and got here first: no
+			 * time passed, and the entry keeps the later time. */
+			gap = 0;
+			now = then;
+		}
+		if (m & M_PROMOTED) {
+			if (gap < p->cooldown_ms)
+				return m;
+			m &= ~M_PROMOTED;
+			gap = 0; /* a new window starts now */
+			count = 0;
+		}
 	}
-	if (!(n & M_QUEUED) || (m & M_QUEUED))
-		return 0;
+	/* A gap beyond the window restarts the count, unless the page waits in the queue. */
+	keep = (uint64_t)(gap <= p->window_ms) | (m & M_QUEUED) >> M_QUEUED_SHIFT;
+	count &= -keep;
+	count += count < HOT_COUNT_MAX;
+	/* The shift drops the time's bits above TIME_BITS: time is kept modulo 2^38. */
+	m = (m & M_KEEP) | count | nb | now << M_TIME_SHIFT;
+	/* threshold 0 acts as 1 (count is at least 1 here), above HOT_COUNT_MAX as the max;
+	 * setting QUEUED again on a queued entry changes nothing. */
+	return m | (uint64_t)((count >= p->threshold) | (count == HOT_COUNT_MAX)) << M_QUEUED_SHIFT;
+}
+
+/* The writer whose CAS set QUEUED: push the entry, or hand it back when the ring is full. */
+static __attribute__((noinline)) int slot_queue(struct hot_table *t, uint32_t idx)
+{
 	if (ready_push(t, idx) == 0)
 		return 1;
-	slot_unqueue(t, s);
+	slot_unqueue(t, &t->slots[idx]);
 	return -ENOSPC;
 }
 
-/* After claiming window position pos for key: resolve a race with other claims of key. */
-static bool claim_survives(struct hot_table *t, size_t home, unsigned pos, uint64_t key)
+/* Count one access into slot s: 0, PUSH (the caller pushes) or RESTART. The caller loaded m from
+ * its meta (acquire) and then saw key in the slot: the key load cannot be older than the go-live
+ * that m's incarnation was published after (the claim stores key before releasing meta), and a
+ * successful CAS from m proves meta, hence the key, did not change in between (up to tag ABA, see
+ * the top). */
+static inline int slot_count(struct hot_slot *s, uint64_t key, uint64_t m,
+			     const struct hot_access *a, const struct hot_params *p)
 {
-	for (unsigned i = 0; i < PROBE_WINDOW; i++) {
-		struct hot_slot *o = &t->slots[(home + i) & t->mask];
-		uint64_t k;
+	uint64_t nb = node_bits(a), n;
 
-		if (i == pos)
-			continue;
+	for (;;) {
+		if (__builtin_expect(m & M_BUSY, 0))
+			return RESTART;
+		/* CAS even when n == m (count saturated, same millisecond, cooldown): skipping
+		 * it saved nothing measurable and was a branch the CPU could not predict. */
+		n = meta_apply(m, a->now_ms, nb, p);
+		/* Release: pairs with the meta load-acquire of other writers and of pop();
+		 * acquire on failure: the reloaded m is checked like a fresh load, below. */
+		if (__builtin_expect(atomic_compare_exchange_weak_explicit(&s->meta, &m, n,
+									   memory_order_acq_rel,
+									   memory_order_acquire),
+				     1))
+			break;
+		/* Relaxed: ordered after the acquire reload of m, as at the first look. */
+		if (atomic_load_explicit(&s->key, memory_order_relaxed) != key)
+			return RESTART;
+	}
+	/* Rarely true, so well predicted even though it waits for the entry's line. */
+	return __builtin_expect(n & ~m & M_QUEUED, 0) ? PUSH : 0;
+}
+
+/* After claiming window position pos for key: resolve a race with other claims of key. */
+static inline bool claim_rescan(struct hot_slot *slots, size_t mask, size_t home, unsigned pos,
+				uint64_t key, bool wrap)
+{
+	/* Unrolled: every new page pays for this rescan, and the window's lines are in L1. */
+#pragma GCC unroll 16
+	for (unsigned i = 0; i < PROBE_WINDOW; i++) {
+		_Atomic uint64_t *o = &slots[window_at(home, i, mask, wrap)].key;
 		/* seq_cst: with the seq_cst claim CAS, the later of two claimers sees the
 		 * earlier (store-load ordering, as in Dekker's algorithm). */
-		k = atomic_load_explicit(&o->key, memory_order_seq_cst);
-		if (k == key)
-			return false;
-		if (k != (key | KEY_PEND))
+		uint64_t k = atomic_load_explicit(o, memory_order_seq_cst);
+
+		/* One test for "neither key nor key|PEND": the shift drops the PEND bit. Our
+		 * own claim at pos passes it and is skipped next. */
+		if (__builtin_expect(((k ^ key) << 1) != 0, 1) || i == pos)
 			continue;
-		if (i < pos)
+		if (k == key || i < pos)
 			return false;
 		/* Abort the higher claim; its go-live CAS then fails. If it went live first,
 		 * we lose instead. */
-		if (!atomic_compare_exchange_strong_explicit(&o->key, &k, 0, memory_order_seq_cst,
+		if (!atomic_compare_exchange_strong_explicit(o, &k, 0, memory_order_seq_cst,
 							     memory_order_seq_cst) &&
 		    k == key)
 			return false;
@@ -395,9 +442,18 @@ static bool claim_survives(struct hot_table *t, size_t home, unsigned pos, uint6
 	return true;
 }
 
-/* Claim the free slot at window position pos for key and make it live. */
-static int slot_claim(struct hot_table *t, size_t home, unsigned pos, uint64_t key, uint64_t now,
-		      uint32_t *idx)
+static bool claim_survives(struct hot_table *t, size_t home, unsigned pos, uint64_t key)
+{
+	if (__builtin_expect(home + PROBE_WINDOW <= t->mask + 1, 1))
+		return claim_rescan(t->slots, t->mask, home, pos, key, false);
+	return claim_rescan(t->slots, t->mask, home, pos, key, true);
+}
+
+/* Claim the free slot at window position pos for key and make it live, with this access
+ * already counted in its first meta (one CAS fewer per new page). Returns 0, PUSH (the
+ * access made it QUEUED: the caller pushes) or RESTART. */
+static int slot_claim(struct hot_table *t, size_t home, unsigned pos, uint64_t key,
+		      const struct hot_access *a, const struct hot_params *p, uint32_t *idx)
 {
 	size_t i = (home + pos) & t->mask;
 	struct hot_slot *s = &t->slots[i];
@@ -421,12 +477,13 @@ static int slot_claim(struct hot_table *t, size_t home, unsigned pos, uint64_t k
 						     memory_order_relaxed))
 		return RESTART;
 	m = atomic_load_explicit(&s->meta, memory_order_relaxed); /* ours: BUSY since free */
-	m = ((m + (UINT64_C(1) << M_TAG_SHIFT)) & M_TAG_MASK) | (now & TIME_MASK) << M_TIME_SHIFT;
-	/* Release: pairs with the meta load-acquire in slot_count() and pop(). */
+	m = ((m + (UINT64_C(1) << M_TAG_SHIFT)) & M_TAG_MASK) | a->now_ms << M_TIME_SHIFT;
+	m = meta_apply(m, a->now_ms, node_bits(a), p);
+	/* Release: pairs with the meta load-acquire in window_find() and pop(). */
 	atomic_store_explicit(&s->meta, m, memory_order_release);
 	atomic_fetch_add_explicit(&t->used, 1, memory_order_relaxed);
 	*idx = (uint32_t)i;
-	return 0;
+	return m & M_QUEUED ? PUSH : 0;
 }
 
 struct victim {
@@ -467,63 +524,174 @@ static int victim_evict(struct hot_table *t, size_t home, const struct victim *v
 	return 0;
 }
 
-static int slot_find_or_claim(struct hot_table *t, uint64_t key, const struct hot_access *a,
-			      const struct hot_params *p, uint32_t *idx)
+/* No free slot in the window: free the coldest live entry (preferring one of a stale
+ * process), whose window position goes to *pos. Returns 0, -EAGAIN or RESTART. */
+static int window_make_room(struct hot_table *t, size_t home, const struct hot_access *a,
+			    const struct hot_params *p, int *pos)
 {
-	size_t home = key_home(t, key);
 	struct victim v = {.pos = -1};
-	int empty = -1;
 	int r;
 
 	for (unsigned i = 0; i < PROBE_WINDOW; i++) {
 		struct hot_slot *s = &t->slots[(home + i) & t->mask];
-		/* Acquire: pairs with the go-live CAS in slot_claim(). */
-		uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+		/* Relaxed: a hint; victim_evict() decides with an acquire load and a CAS. */
+		uint64_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
 
-		if (k == key) {
-			*idx = (uint32_t)((home + i) & t->mask);
-			return 0;
-		}
-		if (k == 0 && empty < 0)
-			empty = (int)i;
-		else if (k != 0 && !(k & KEY_PEND) && empty < 0)
+		if (k != 0 && !(k & KEY_PEND))
 			victim_consider(t, &v, s, k, i, a->now_ms, p);
 	}
-	if (empty < 0) {
-		if (v.pos < 0)
-			return -EAGAIN;
-		r = victim_evict(t, home, &v);
-		if (r)
-			return r;
-		empty = v.pos;
-	}
-	return slot_claim(t, home, (unsigned)empty, key, a->now_ms, idx);
+	if (v.pos < 0)
+		return -EAGAIN;
+	r = victim_evict(t, home, &v);
+	if (r == 0)
+		*pos = v.pos;
+	return r;
 }
 
-static int record_key(struct hot_table *t, uint64_t key, const struct hot_access *a,
-		      const struct hot_params *p)
+/* Window position of key, or PROBE_WINDOW. Relaxed: a key seen here is only a hint, checked
+ * again after the meta load-acquire (record_lookup()). Unrolled: a new page scans the whole
+ * window, and loop overhead was most of that cost. */
+static inline unsigned window_scan(const struct hot_slot *slots, size_t mask, size_t home,
+				   uint64_t key, bool wrap)
+{
+#pragma GCC unroll 16
+	for (unsigned i = 0; i < PROBE_WINDOW; i++)
+		if (atomic_load_explicit(&slots[window_at(home, i, mask, wrap)].key,
+					 memory_order_relaxed) == key)
+			return i;
+	return PROBE_WINDOW;
+}
+
+/* First window position whose key is 0 (free), or -1. Relaxed: the claim CAS decides. */
+static int window_first_free(const struct hot_slot *slots, size_t mask, size_t home)
+{
+	for (unsigned i = 0; i < PROBE_WINDOW; i++)
+		if (atomic_load_explicit(&slots[(home + i) & mask].key, memory_order_relaxed) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* True with the page's slot in *idx, or false with the first free window position in
+ * *empty (-1: none). */
+static inline bool window_find(const struct hot_table *t, uint64_t key, size_t home, uint32_t *idx,
+			       int *empty)
+{
+	/* Loaded once: the atomic loads would otherwise make the compiler reload them. */
+	const struct hot_slot *slots = t->slots;
+	size_t mask = t->mask;
+	unsigned i;
+
+	if (__builtin_expect(home + PROBE_WINDOW <= mask + 1, 1))
+		i = window_scan(slots, mask, home, key, false);
+	else
+		i = window_scan(slots, mask, home, key, true);
+	if (i < PROBE_WINDOW) {
+		*idx = (uint32_t)((home + i) & mask);
+		return true;
+	}
+	/* The lines are in L1 now, and at the table's usual load the first free slot is
+	 * near home: cheaper than tracking it during the scan. */
+	*empty = window_first_free(slots, mask, home);
+	return false;
+}
+
+/* Counts into slot idx from snapshot m, finishing a push; RESTART passes through. */
+static inline int record_count(struct hot_table *t, uint32_t idx, uint64_t key, uint64_t m,
+			       const struct hot_access *a, const struct hot_params *p)
+{
+	int r = slot_count(&t->slots[idx], key, m, a, p);
+
+	return r == PUSH ? slot_queue(t, idx) : r;
+}
+
+/* The page is not in its window: claim the first free slot (empty, or -1 when none was
+ * seen) or make room, then count the access there. RESTART: start over. */
+static int record_claim(struct hot_table *t, uint64_t key, size_t home, int empty,
+			const struct hot_access *a, const struct hot_params *p)
 {
 	uint32_t idx;
 	int r;
 
-	for (int tries = 0; tries < RECORD_TRIES; tries++) {
-		r = slot_find_or_claim(t, key, a, p, &idx);
-		if (r == 0)
-			r = slot_count(t, idx, key, a, p);
+	if (empty < 0) {
+		r = window_make_room(t, home, a, p, &empty);
+		if (r)
+			return r;
+	}
+	r = slot_claim(t, home, (unsigned)empty, key, a, p, &idx);
+	return r == PUSH ? slot_queue(t, idx) : r;
+}
+
+/* One attempt at recording: find the page and count it, or claim a slot for it. RESTART:
+ * start over. */
+static inline int record_lookup(struct hot_table *t, uint64_t key, size_t home,
+				const struct hot_access *a, const struct hot_params *p)
+{
+	struct hot_slot *s;
+	uint32_t idx;
+	uint64_t m;
+	int empty;
+
+	if (!window_find(t, key, home, &idx, &empty))
+		return record_claim(t, key, home, empty, a, p);
+	s = &t->slots[idx];
+	/* Acquire, then the key again: the pair slot_count() needs. */
+	m = atomic_load_explicit(&s->meta, memory_order_acquire);
+	if (atomic_load_explicit(&s->key, memory_order_relaxed) != key)
+		return RESTART;
+	return record_count(t, idx, key, m, a, p);
+}
+
+/* A race made an attempt start over: retry a bounded number of times. */
+static __attribute__((noinline)) int record_retry(struct hot_table *t, uint64_t key, size_t home,
+						  const struct hot_access *a,
+						  const struct hot_params *p)
+{
+	for (int tries = 1; tries < RECORD_TRIES; tries++) {
+		int r;
+
+		cpu_relax();
+		r = record_lookup(t, key, home, a, p);
 		if (r != RESTART)
 			return r;
-		cpu_relax();
 	}
 	return -EAGAIN;
 }
 
+/* The page is not in its home slot: the rest of the window, or a new entry. */
+static __attribute__((noinline)) int record_probe(struct hot_table *t, uint64_t key, size_t home,
+						  const struct hot_access *a,
+						  const struct hot_params *p)
+{
+	int r = record_lookup(t, key, home, a, p);
+
+	return r == RESTART ? record_retry(t, key, home, a, p) : r;
+}
+
+/* The hit path, for a page found in its home slot (the common case: most tracked pages sit
+ * there): two loads and one CAS, with every other case a tail call, so the path needs no
+ * saved registers. The home slot is read like any other (see window_find()). */
 int hot_table_record(struct hot_table *t, const struct hot_access *a, const struct hot_params *p)
 {
-	int r = key_check(a->proc, a->vaddr);
+	struct hot_slot *s;
+	uint64_t key, m;
+	size_t home;
+	int r;
 
-	if (r < 0)
-		return r;
-	return record_key(t, key_make(a->proc, a->vaddr), a, p);
+	if (__builtin_expect(!key_valid(a->proc, a->vaddr), 0))
+		return key_check(a->proc, a->vaddr);
+	key = key_make(a->proc, a->vaddr);
+	home = key_home(t, key);
+	s = &t->slots[home];
+	/* Acquire: as in window_find(). */
+	m = atomic_load_explicit(&s->meta, memory_order_acquire);
+	if (__builtin_expect(atomic_load_explicit(&s->key, memory_order_relaxed) != key, 0))
+		return record_probe(t, key, home, a, p);
+	r = slot_count(s, key, m, a, p);
+	if (__builtin_expect(r == 0, 1))
+		return 0;
+	if (r == PUSH)
+		return slot_queue(t, (uint32_t)home);
+	return record_retry(t, key, home, a, p);
 }
 
 #define BATCH_AHEAD 16

@@ -418,6 +418,74 @@ static void records_a_batch_like_single_accesses(void **state)
 	hot_table_free(t);
 }
 
+/* Fills half of a table with one access pattern: the hash must spread it so that at most
+ * max_evicted pages overflow a probe window (0 for the regular patterns a process's address
+ * space shows; random keys overflow now and then at any hash), and the rest are found. */
+static void fill_half(uint32_t (*proc_of)(unsigned), uint64_t (*vaddr_of)(unsigned),
+		      unsigned max_evicted)
+{
+	enum { CAP = 4096, N = CAP / 2 };
+	struct hot_table *t = mk(CAP, 16);
+	unsigned found = 0, c;
+
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(rec(t, proc_of(i), vaddr_of(i), 1), 0);
+	assert_true(hot_table_replacements(t) <= max_evicted);
+	assert_int_equal(hot_table_used(t) + hot_table_replacements(t), N);
+	for (unsigned i = 0; i < N; i++)
+		found += hot_table_peek(t, proc_of(i), vaddr_of(i), &c) == 0;
+	assert_int_equal(found, hot_table_used(t));
+	hot_table_free(t);
+}
+
+static uint32_t one_proc(unsigned i)
+{
+	(void)i;
+	return H1;
+}
+
+static uint32_t many_procs(unsigned i)
+{
+	return (1u << 16) | (i % 64); /* 64 processes, 32 pages each */
+}
+
+static uint64_t dense(unsigned i)
+{
+	return UINT64_C(0x7f0000000000) + (uint64_t)i * PAGE;
+}
+
+static uint64_t thp_heads(unsigned i)
+{
+	return UINT64_C(0x7f0000000000) + (uint64_t)i * (2u << 20);
+}
+
+static uint64_t gib_apart(unsigned i)
+{
+	return (uint64_t)(i + 1) << 30;
+}
+
+static uint64_t same_pages(unsigned i)
+{
+	return UINT64_C(0x400000) + (uint64_t)(i / 64) * PAGE;
+}
+
+static uint64_t scattered(unsigned i)
+{
+	uint64_t x = (uint64_t)(i + 1) * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (x ^ x >> 29) & ((UINT64_C(1) << HOT_VADDR_BITS) - PAGE);
+}
+
+static void spreads_common_page_patterns_without_evicting_at_half_load(void **state)
+{
+	(void)state;
+	fill_half(one_proc, dense, 0);
+	fill_half(one_proc, thp_heads, 0);
+	fill_half(one_proc, gib_apart, 0);
+	fill_half(many_procs, same_pages, 0);
+	fill_half(one_proc, scattered, 4);
+}
+
 static void rejects_zero_sizes(void **state)
 {
 	struct hot_table *t = NULL;
@@ -452,6 +520,7 @@ int main(void)
 	    cmocka_unit_test(rejects_keys_outside_the_packed_layout),
 	    cmocka_unit_test(stores_an_entry_in_sixteen_bytes),
 	    cmocka_unit_test(records_a_batch_like_single_accesses),
+	    cmocka_unit_test(spreads_common_page_patterns_without_evicting_at_half_load),
 	    cmocka_unit_test(rejects_zero_sizes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
