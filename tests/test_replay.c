@@ -21,7 +21,11 @@
 
 #include "config.h"
 #include "log.h"
+#include "ibs_decode.h"
+#include "mem_src.h"
 #include "replay.h"
+
+#include <linux/perf_event.h>
 
 struct recording {
 	char dir[64];
@@ -237,11 +241,289 @@ static void rejects_a_truncated_recording_with_its_offset(void **state)
 	cleanup(&rec);
 }
 
+/* ---- hand-built recordings: IBS op samples with RAW registers, PEBS-like samples ---- */
+
+struct pfile {
+	uint8_t b[32768];
+	size_t n;
+};
+
+static void p64(struct pfile *f, uint64_t v)
+{
+	memcpy(f->b + f->n, &v, 8);
+	f->n += 8;
+}
+
+static void p32(struct pfile *f, uint32_t v)
+{
+	memcpy(f->b + f->n, &v, 4);
+	f->n += 4;
+}
+
+static void pstr(struct pfile *f, const char *s)
+{
+	p32(f, 32);
+	memset(f->b + f->n, 0, 32);
+	memcpy(f->b + f->n, s, strlen(s));
+	f->n += 32;
+}
+
+static void at64(struct pfile *f, size_t off, uint64_t v)
+{
+	memcpy(f->b + off, &v, 8);
+}
+
+/* A file with one attr (type, sample_type, 136-byte attr) and, when asked, the CPUID and
+ * PMU_MAPPINGS feature sections naming type 11 "ibs_op". Samples come from put(). */
+static void pfile_build(struct pfile *f, uint32_t type, uint64_t sample_type, const char *cpuid,
+			bool mappings, void (*put)(struct pfile *))
+{
+	size_t attr = 104, data, table, sec[2];
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->b, "PERFILE2", 8);
+	at64(f, 8, 104);
+	at64(f, 16, 136);
+	at64(f, 24, attr);
+	at64(f, 32, 136);
+	f->n = attr;
+	p32(f, type), p32(f, 120);
+	p64(f, 0), p64(f, 0x10000), p64(f, sample_type);
+	p64(f, 0), p64(f, 1ull << 18); /* read_format; sample_id_all */
+	f->n = attr + 136;	       /* the rest of the attr and its empty ids section */
+	data = f->n;
+	put(f);
+	at64(f, 40, data);
+	at64(f, 48, f->n - data);
+	at64(f, 72, (cpuid ? 1ull << 9 : 0) | (mappings ? 1ull << 16 : 0));
+	table = f->n;
+	f->n += 16 * (size_t)((cpuid != NULL) + mappings);
+	sec[0] = f->n;
+	if (cpuid)
+		pstr(f, cpuid);
+	sec[1] = f->n;
+	if (mappings) {
+		p32(f, 2);
+		p32(f, 4), pstr(f, "cpu");
+		p32(f, 11), pstr(f, "ibs_op");
+	}
+	if (cpuid)
+		at64(f, table, sec[0]), at64(f, table + 8, sec[1] - sec[0]), table += 16;
+	if (mappings)
+		at64(f, table, sec[1]), at64(f, table + 8, f->n - sec[1]);
+}
+
+#define IBS_ST                                                                                     \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |                   \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
+#define PID_IBS 4242
+
+static uint64_t ibs_time;
+
+/* One IBS op sample as a kernel before 6.1 wrote it: RAW is u32 size, then u32 caps and the
+ * seven op registers (60 bytes: with the size word, 8-byte aligned). */
+static void put_ibs(struct pfile *f, const struct ibs_op_regs *r)
+{
+	uint64_t regs[7] = {r->op_ctl,	 r->op_rip,	r->op_data,    r->op_data2,
+			    r->op_data3, r->dc_linaddr, r->dc_physaddr};
+
+	p32(f, PERF_RECORD_SAMPLE), p32(f, (uint32_t)(112u << 16 | 1u)); /* misc 1, size 112 */
+	p64(f, 0x401000);
+	p32(f, PID_IBS), p32(f, PID_IBS);
+	p64(f, ibs_time += 1000000);
+	p32(f, 1), p32(f, 0);
+	p64(f, 0x10000);
+	p32(f, 60);
+	p32(f, r->caps);
+	memcpy(f->b + f->n, regs, sizeof(regs));
+	f->n += sizeof(regs);
+}
+
+/* The AMD register values of tests/test_ibs.c: a load that missed L1 and L2. */
+static struct ibs_op_regs ibs_load(uint64_t addr, uint64_t data2)
+{
+	struct ibs_op_regs r = {0};
+
+	r.op_ctl = IBS_OP_VALID | IBS_OP_ENABLE;
+	r.op_data3 = IBS_D3_LD_OP | IBS_D3_DC_MISS | IBS_D3_DC_LIN_ADDR_VALID |
+		     IBS_D3_DC_PHY_ADDR_VALID | IBS_D3_L2_MISS | (300ull << 32);
+	r.op_data2 = data2;
+	r.dc_linaddr = addr;
+	r.dc_physaddr = 0x20000000 | (addr & 0xfff);
+	return r;
+}
+
+#define PAGE_REMOTE  0x7f0000010000ull
+#define PAGE_LOCAL   0x7f0000020000ull
+#define PAGE_L1	     0x7f0000030000ull
+#define PAGE_STORE   0x7f0000040000ull
+#define PAGE_KERNEL  0xffff888000050000ull
+#define PAGE_ERRATUM 0x7f0000060000ull
+#define PAGE_NOLIN   0x7f0000070000ull
+
+static void put_ibs_samples(struct pfile *f)
+{
+	ibs_time = 0;
+	for (int i = 0; i < 5; i++) {
+		uint64_t off = 8 * (uint64_t)i;
+		struct ibs_op_regs r;
+
+		put_ibs(f, &(struct ibs_op_regs){0});
+		r = ibs_load(PAGE_REMOTE + off, IBS_SRC_DRAM | IBS_D2_RMT_NODE);
+		put_ibs(f, &r);
+		r = ibs_load(PAGE_LOCAL + off, IBS_SRC_DRAM);
+		put_ibs(f, &r);
+		r = ibs_load(PAGE_L1 + off, IBS_SRC_DRAM | IBS_D2_RMT_NODE);
+		r.op_data3 &= ~IBS_D3_DC_MISS;
+		put_ibs(f, &r);
+		r = ibs_load(PAGE_STORE + off, 0);
+		r.op_data3 = (r.op_data3 & ~IBS_D3_LD_OP) | IBS_D3_ST_OP;
+		put_ibs(f, &r);
+		r = ibs_load(PAGE_KERNEL + off, IBS_SRC_DRAM | IBS_D2_RMT_NODE);
+		put_ibs(f, &r);
+		/* erratum 1293: a software prefetch's data source is not to be trusted on family
+		 * 19h models 0-0xF, so "local DRAM" tells nothing there */
+		r = ibs_load(PAGE_ERRATUM + off, IBS_SRC_DRAM);
+		r.op_data3 |= IBS_D3_SW_PF;
+		put_ibs(f, &r);
+		r = ibs_load(PAGE_NOLIN + off, IBS_SRC_DRAM | IBS_D2_RMT_NODE);
+		r.op_data3 &= ~IBS_D3_DC_LIN_ADDR_VALID;
+		put_ibs(f, &r);
+	}
+}
+
+/* Runs replay on f (threshold 4) into res; also checks the sample count with perf script
+ * when perf reads the file. */
+static void replay_pfile(const struct pfile *f, struct result *res)
+{
+	char path[] = "/tmp/pghotd-replay-synth-XXXXXX";
+	struct pghotd_config *cfg = NULL;
+	int fd = mkstemp(path);
+	FILE *out = tmpfile();
+	char cmd[256], line[64];
+	FILE *p;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, f->b, f->n), (ssize_t)f->n);
+	close(fd);
+	assert_non_null(out);
+	assert_int_equal(config_new_defaults(&cfg), 0);
+	cfg->promotion.threshold = 4;
+	assert_int_equal(replay_run(path, cfg, out), 0);
+	parse_output(out, res);
+	snprintf(cmd, sizeof(cmd),
+		 "command -v perf >/dev/null && perf script -f -i %s -F pid 2>/dev/null | wc -l",
+		 path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	if (fgets(line, sizeof(line), p) && strtoull(line, NULL, 10) > 0)
+		assert_int_equal(res->samples, strtoull(line, NULL, 10));
+	pclose(p);
+	unlink(path);
+	config_free(cfg);
+	fclose(out);
+}
+
+static void assert_candidate(const struct result *res, uint64_t page, bool want)
+{
+	const struct promote *p = find(res, PID_IBS, page);
+
+	if (want && !p)
+		fail_msg("page 0x%" PRIx64 " is not a candidate", page);
+	if (!want && p)
+		fail_msg("page 0x%" PRIx64 " should not be a candidate", page);
+	if (p)
+		assert_int_equal(p->samples, 5);
+}
+
+static void decodes_ibs_raw_samples_of_an_ibs_op_recording(void **state)
+{
+	static struct pfile f;
+	struct result *res = calloc(1, sizeof(*res));
+	(void)state;
+
+	assert_non_null(res);
+	pfile_build(&f, 11, IBS_ST, "AuthenticAMD,25,1,1", true, put_ibs_samples);
+	replay_pfile(&f, res);
+	assert_int_equal(res->samples, 40);
+	assert_candidate(res, PAGE_REMOTE, true);
+	assert_candidate(res, PAGE_STORE, true);   /* a store's level is unknown: slow */
+	assert_candidate(res, PAGE_ERRATUM, true); /* data source not trusted on this CPU */
+	assert_candidate(res, PAGE_LOCAL, false);
+	assert_candidate(res, PAGE_L1, false);
+	assert_candidate(res, PAGE_KERNEL, false);
+	assert_candidate(res, PAGE_NOLIN, false);
+	assert_int_equal(res->candidates, 3);
+
+	/* the same registers from a Zen 3 without the erratum: local DRAM is believed */
+	pfile_build(&f, 11, IBS_ST, "AuthenticAMD,25,33,1", true, put_ibs_samples);
+	replay_pfile(&f, res);
+	assert_candidate(res, PAGE_ERRATUM, false);
+	assert_int_equal(res->candidates, 2);
+
+	/* without PMU_MAPPINGS nothing says type 11 is ibs_op: no ADDR, nothing to promote */
+	pfile_build(&f, 11, IBS_ST, "AuthenticAMD,25,1,1", false, put_ibs_samples);
+	replay_pfile(&f, res);
+	assert_int_equal(res->samples, 40);
+	assert_int_equal(res->candidates, 0);
+	free(res);
+}
+
+#define PEBS_ST                                                                                    \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC |            \
+	 PERF_SAMPLE_PHYS_ADDR)
+#define DSRC(lvl, num, rem)                                                                        \
+	((uint64_t)PERF_MEM_OP_LOAD | (uint64_t)(lvl) << MEM_SRC_LVL_SHIFT |                       \
+	 (uint64_t)(num) << MEM_SRC_LVLNUM_SHIFT | (uint64_t)(rem) << MEM_SRC_REMOTE_SHIFT)
+
+static void put_pebs(struct pfile *f, uint64_t addr, uint64_t dsrc, uint64_t phys)
+{
+	p32(f, PERF_RECORD_SAMPLE), p32(f, (uint32_t)(48u << 16 | 2u));
+	p32(f, PID_IBS), p32(f, PID_IBS);
+	p64(f, ibs_time += 1000000);
+	p64(f, addr), p64(f, dsrc), p64(f, phys);
+}
+
+static void put_pebs_samples(struct pfile *f)
+{
+	ibs_time = 0;
+	for (uint64_t i = 0; i < 5; i++) {
+		/* the same physical address on both: it does not decide */
+		put_pebs(f, PAGE_REMOTE + 8 * i,
+			 DSRC(PERF_MEM_LVL_REM_RAM1 | PERF_MEM_LVL_HIT, PERF_MEM_LVLNUM_RAM, 1),
+			 0x1000);
+		put_pebs(f, PAGE_LOCAL + 8 * i,
+			 DSRC(PERF_MEM_LVL_LOC_RAM | PERF_MEM_LVL_HIT, PERF_MEM_LVLNUM_RAM, 0),
+			 0x1000);
+		put_pebs(f, PAGE_STORE + 8 * i, DSRC(PERF_MEM_LVL_NA, PERF_MEM_LVLNUM_CXL, 0),
+			 0x1000);
+	}
+}
+
+static void judges_pebs_samples_by_data_source_not_physical_address(void **state)
+{
+	static struct pfile f;
+	struct result *res = calloc(1, sizeof(*res));
+	(void)state;
+
+	assert_non_null(res);
+	pfile_build(&f, 4, PEBS_ST, "GenuineIntel,6,85,4", true, put_pebs_samples);
+	replay_pfile(&f, res);
+	assert_int_equal(res->samples, 15);
+	assert_candidate(res, PAGE_REMOTE, true);
+	assert_candidate(res, PAGE_STORE, true); /* CXL */
+	assert_candidate(res, PAGE_LOCAL, false);
+	assert_int_equal(res->candidates, 2);
+	free(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(promotes_the_repeatedly_faulted_pages_and_not_the_others),
 	    cmocka_unit_test(rejects_a_truncated_recording_with_its_offset),
+	    cmocka_unit_test(decodes_ibs_raw_samples_of_an_ibs_op_recording),
+	    cmocka_unit_test(judges_pebs_samples_by_data_source_not_physical_address),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
