@@ -30,3 +30,35 @@ vm_vmstat_delta() {
 # vm_ge "$(vm_summary "$out" hot_fast_fraction)" 0.95 || vm_fail ...
 vm_ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
 vm_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
+
+# The hot set workload of scenarios 1 and 7 and of the demo: 256 MiB placed on node 1, 10%
+# hot (uniform), every cold page read once every 10 s, placement sampled every 0.25 s. The
+# duration covers two cold sweeps and a scan round after the second.
+vm_hotset_args="--size-mib 256 --hot-fraction 0.1 --cold-sweep 10 --duration 22 --interval 0.25"
+
+# vm_config FILE [LIBCONFIG]...: writes a pghotd configuration for the guest: info logging,
+# stats every 200 ms (so pghotd-stat-log sees them change), then the given settings.
+vm_config() {
+	local f=$1
+	shift
+	{
+		echo 'log_level = "info";'
+		echo 'stats = { file = "/run/pghotd/stats.prom"; interval_ms = 200; };'
+		printf '%s\n' "$@"
+	} >"$f"
+}
+
+# vm_run DIR ARGS...: tests/vm/run --out DIR --timeout (PGHOTD_VM_TIMEOUT or 240) ARGS...;
+# returns run's status (the guest command's, 124 timeout, 125 guest failure).
+vm_run() {
+	local out=$1 rc=0
+	shift
+	"$vm_dir/run" --timeout "${PGHOTD_VM_TIMEOUT:-240}" --out "$out" "$@" || rc=$?
+	return $rc
+}
+
+# vm_log_count DIR REGEX: lines of pghotd's log in DIR matching the extended REGEX.
+vm_log_count() { grep -cE "$2" "$1/pghotd.log" 2>/dev/null || true; }
+
+# vm_int A: A rounded to an integer (for shell arithmetic on awk's decimals).
+vm_int() { awk -v a="$1" 'BEGIN { printf "%d\n", a + 0.5 }'; }
