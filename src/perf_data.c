@@ -778,7 +778,8 @@ static int open_parse(struct perf_data *d, char *err, size_t err_len)
 		r = event_types_load(d, err, err_len);
 	if (r < 0)
 		return r;
-	qsort(d->ids, d->nr_ids, sizeof(*d->ids), ids_cmp);
+	if (d->nr_ids)
+		qsort(d->ids, d->nr_ids, sizeof(*d->ids), ids_cmp);
 	pmus_name_attrs(d);
 	return id_pos_choose(d, err, err_len);
 }
@@ -893,6 +894,8 @@ static const struct perf_data_attr *attr_of_sample(const struct perf_data *d, co
 
 	if (d->nr_attrs == 1 || d->id_pos < 0)
 		return d->attrs[0];
+	if (d->nr_ids == 0)
+		return NULL;
 	key.id = perf_rd64(body + 8 * (size_t)d->id_pos, d->sw);
 	hit = bsearch(&key, d->ids, d->nr_ids, sizeof(*d->ids), ids_cmp);
 	return hit ? d->attrs[hit->attr] : NULL;
