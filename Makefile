@@ -7,7 +7,7 @@ DEB_PACKAGES := meson ninja-build pkg-config gcc clang libnuma-dev libpfm4-dev l
 	libsystemd-dev libzstd-dev libcmocka-dev liburcu-dev groff-base systemd util-linux numactl linux-perf \
 	linux-source-6.1 qemu-system-x86 busybox-static gnuplot-nox bc bison flex libelf-dev libssl-dev cpio xz-utils
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-fuzz bench run clean
+.PHONY: all deps build test test-unit test-asan test-tsan test-fuzz test-vm bench run demo clean
 
 all: build
 
@@ -37,7 +37,7 @@ build-tsan/build.ninja:
 
 test: deps build
 	meson test -C $(BUILD) --print-errorlogs
-	$(MAKE) --no-print-directory test-asan test-tsan test-fuzz
+	$(MAKE) --no-print-directory test-asan test-tsan test-fuzz test-vm
 
 test-asan: build-asan/build.ninja
 	ninja -C build-asan
@@ -51,6 +51,15 @@ test-tsan: build-tsan/build.ninja
 FUZZ_SECONDS ?= 20
 test-fuzz:
 	FUZZ_OUT=$(CURDIR)/build-fuzz fuzz/run.sh $(FUZZ_SECONDS)
+
+# The VM scenarios (tests/vm/test-all): a two-node guest kernel, built once and cached, runs
+# pghotd and the kernel's NUMA balancing on real page placement. Results under build dir.
+test-vm: deps build
+	BUILD=$(BUILD) tests/vm/test-all $(BUILD)/test-vm
+
+# pghotd next to NUMA balancing in the guest: live progress, a table, a plot (tests/vm/demo).
+demo: deps build
+	BUILD=$(BUILD) tests/vm/demo $(BUILD)/demo
 
 bench: deps build
 	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && { echo "== $$b"; "$$b"; }; done
