@@ -15,6 +15,7 @@
 #include "procs.h"
 #include "promoter.h"
 #include "stats.h"
+#include "topology.h"
 
 #define SLOTS	 (1u << 16)
 #define GEN_BITS 36
@@ -79,6 +80,18 @@ static bool selected(struct feeder *f, const struct pghotd_config *cfg, uint32_t
 	return sel;
 }
 
+/* The access saw its page on a slow node: what the promoter would otherwise ask move_pages.
+ * Only a physical address tells (the Accessed-bit scanner's PFN; IBS/PEBS PHYS_ADDR). */
+static bool paddr_on_slow(const struct pghotd_config *cfg, uint64_t paddr)
+{
+	int node;
+
+	if (!paddr || !cfg->topo)
+		return false;
+	node = topology_node_of_pfn(cfg->topo, paddr >> 12);
+	return node >= 0 && topology_node_is_slow(cfg->topo, node);
+}
+
 static void record_one(struct feeder *f, const struct pghotd_config *cfg,
 		       const struct hot_params *hp, const struct access_event *ev, uint64_t now)
 {
@@ -89,11 +102,13 @@ static void record_one(struct feeder *f, const struct pghotd_config *cfg,
 		stats_src_add(f->d.stats, ev->source, SS_SAMPLES_DROPPED, 1);
 		return;
 	}
-	r = hot_table_record(
-	    f->d.hot,
-	    &(struct hot_access){
-		.proc = (uint32_t)h, .vaddr = ev->vaddr, .now_ms = now, .node = ev->node},
-	    hp);
+	r = hot_table_record(f->d.hot,
+			     &(struct hot_access){.proc = (uint32_t)h,
+						  .vaddr = ev->vaddr,
+						  .now_ms = now,
+						  .node = ev->node,
+						  .on_slow = paddr_on_slow(cfg, ev->paddr)},
+			     hp);
 	if (r == 1 && f->d.promoter)
 		promoter_kick_if_full(f->d.promoter);
 	else if (r == -ENOSPC) {

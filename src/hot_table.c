@@ -5,7 +5,11 @@
  *   key:  PEND(63) | proc handle (36-62, 27 bits: slot 16 + generation 11, see procs.h)
  *         | vpn (0-35: 4 KiB pages below 2^48)                 0 = EMPTY
  *   meta: time ms (26-63, 38 bits, compared modulo 2^38 = 8.7 years) | tag (22-25)
- *         | BUSY(21) | DEAD(20) | PROMOTED(19) | QUEUED(18) | node+1 (8-17) | count (0-7)
+ *         | BUSY(21) | DEAD(20) | PROMOTED(19) | QUEUED(18) | SLOW(17) | node+1 (8-16)
+ *         | count (0-7)
+ *
+ * SLOW and the node describe the last access: the node of its CPU (HOT_NODE_MAX at most;
+ * larger ids are kept as unknown) and whether it saw the page on a slow node.
  *
  * A page lives in the probe window of PROBE_WINDOW slots that starts at hash(key). Lookups scan
  * the whole window (no tombstones needed, since freeing never breaks a chain). The ready queue
@@ -64,7 +68,8 @@
 
 #define M_COUNT_MASK   UINT64_C(0xff)
 #define M_NODE_SHIFT   8
-#define M_NODE_MASK    (UINT64_C(0x3ff) << M_NODE_SHIFT)
+#define M_NODE_MASK    (UINT64_C(0x1ff) << M_NODE_SHIFT)
+#define M_SLOW	       (UINT64_C(1) << 17)
 #define M_QUEUED_SHIFT 18
 #define M_QUEUED       (UINT64_C(1) << M_QUEUED_SHIFT)
 #define M_PROMOTED     (UINT64_C(1) << 19)
@@ -74,13 +79,14 @@
 #define M_TAG_MASK     (UINT64_C(0xf) << M_TAG_SHIFT)
 #define M_TIME_SHIFT   26
 /* What an access leaves as it was: the state bits and the tag. */
-#define M_KEEP	  (((UINT64_C(1) << M_TIME_SHIFT) - 1) & ~(M_COUNT_MASK | M_NODE_MASK))
+#define M_KEEP	  (((UINT64_C(1) << M_TIME_SHIFT) - 1) & ~(M_COUNT_MASK | M_NODE_MASK | M_SLOW))
 #define TIME_BITS 38
 #define TIME_MASK ((UINT64_C(1) << TIME_BITS) - 1)
 
 #define HUGE_ALIGN (UINT64_C(2) << 20)
 
-#define NODE_MAX 1022 /* node+1 must fit 10 bits; larger nodes are stored as unknown */
+#define NODE_MAX HOT_NODE_MAX
+_Static_assert(NODE_MAX + 1 <= (M_NODE_MASK >> M_NODE_SHIFT), "node+1 must fit its field");
 
 /* Internal: the lookup must start over. */
 #define RESTART 2
@@ -329,18 +335,19 @@ static void slot_unqueue(struct hot_table *t, struct hot_slot *s)
 	}
 }
 
-/* The node field of meta for an access from node (-1 or out of range: unknown). */
+/* The node and SLOW fields of meta for access a (node -1 or out of range: unknown). */
 static inline uint64_t node_bits(const struct hot_access *a)
 {
-	return (unsigned)a->node <= NODE_MAX ? ((uint64_t)a->node + 1) << M_NODE_SHIFT : 0;
+	uint64_t n = (unsigned)a->node <= NODE_MAX ? ((uint64_t)a->node + 1) << M_NODE_SHIFT : 0;
+
+	return n | (a->on_slow ? M_SLOW : 0);
 }
 
-/* The new meta after one access at time now with node field nb (node_bits()),
- * or m itself when
- * the access is ignored (cooldown). Inlined into the hit path and free of branches on the
- * entry's data except the rare one (a promoted page, or a clock read out of order: a
- * "negative" gap): the entry's line is usually a cache miss, and a mispredicted branch on
- * it would hold up every later access until the miss resolves. */
+/* The new meta after one access at time now with node and SLOW fields nb (node_bits()),
+ * or m itself when the access is ignored (cooldown). Inlined into the hit path and free of
+ * branches on the entry's data except the rare one (a promoted page, or a clock read out of order:
+ * a "negative" gap): the entry's line is usually a cache miss, and a mispredicted branch on it
+ * would hold up every later access until the miss resolves. */
 static inline uint64_t meta_apply(uint64_t m, uint64_t now, uint64_t nb, const struct hot_params *p)
 {
 	uint64_t then = meta_time(m);
@@ -778,33 +785,62 @@ static bool slot_candidate(struct hot_table *t, uint32_t idx, struct hot_candida
 		    .node = meta_node(m),
 		    .count = meta_count(m),
 		    .slot = idx,
+		    .on_slow = (m & M_SLOW) != 0,
 		};
 		return true;
 	}
 }
 
-size_t hot_table_pop(struct hot_table *t, struct hot_candidate *out, size_t max)
+/* Ready-queue consumer: up to max slot indices, oldest first, each slot's line prefetched. */
+static size_t ready_take(struct hot_table *t, uint32_t *idx, size_t max)
 {
+	/* Relaxed: only this thread writes deq_pos. */
+	size_t pos = atomic_load_explicit(&t->deq_pos, memory_order_relaxed);
 	size_t n = 0;
 
 	while (n < max) {
-		/* Relaxed: only this thread writes deq_pos. */
-		size_t pos = atomic_load_explicit(&t->deq_pos, memory_order_relaxed);
 		struct ready_cell *c = &t->ring[pos & t->ring_mask];
 		/* Acquire: pairs with the store-release of seq in ready_push(). */
 		size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-		uint32_t idx;
 
 		if (seq != pos + 1)
 			break;
-		idx = c->slot;
+		idx[n] = c->slot;
 		/* Release: pairs with the load-acquire of seq in ready_push(). */
 		atomic_store_explicit(&c->seq, pos + t->ring_mask + 1, memory_order_release);
-		atomic_store_explicit(&t->deq_pos, pos + 1, memory_order_relaxed);
-		if (slot_candidate(t, idx, &out[n]))
-			n++;
+		__builtin_prefetch(&t->slots[idx[n++]]);
+		pos++;
+	}
+	/* Relaxed, once per block: deq_pos only feeds the hot_table_queued() estimate. */
+	atomic_store_explicit(&t->deq_pos, pos, memory_order_relaxed);
+	return n;
+}
+
+/* Queued entries sit anywhere in the table: taking a block of indices first lets the slots'
+ * cache misses overlap instead of costing one full miss per candidate. */
+#define POP_BLOCK 64
+
+size_t hot_table_pop(struct hot_table *t, struct hot_candidate *out, size_t max)
+{
+	uint32_t idx[POP_BLOCK];
+	size_t n = 0;
+
+	while (n < max) {
+		size_t got = ready_take(t, idx, max - n < POP_BLOCK ? max - n : POP_BLOCK);
+
+		for (size_t i = 0; i < got; i++)
+			if (slot_candidate(t, idx[i], &out[n]))
+				n++;
+		if (got == 0)
+			break;
 	}
 	return n;
+}
+
+void hot_table_prefetch(const struct hot_table *t, uint32_t slot)
+{
+	if (slot <= t->mask)
+		__builtin_prefetch(&t->slots[slot], 1);
 }
 
 void hot_table_done(struct hot_table *t, const struct hot_candidate *c, enum hot_outcome o,

@@ -17,6 +17,7 @@
 #define HOT_PAGE_SHIFT 12
 #define HOT_VADDR_BITS 48
 #define HOT_COUNT_MAX  255
+#define HOT_NODE_MAX   510 /* node+1 is kept in 9 bits of the entry */
 
 struct hot_table;
 
@@ -24,7 +25,10 @@ struct hot_access {
 	uint32_t proc;	 /* procs handle */
 	uint64_t vaddr;	 /* any address inside the page */
 	uint64_t now_ms; /* monotonic milliseconds */
-	int node;	 /* node of the accessing CPU, -1 unknown */
+	int node;	 /* node of the accessing CPU, -1 unknown; above HOT_NODE_MAX: unknown */
+	/* The access came with a physical address on a slow node (the Accessed-bit scanner's
+	 * PFN, an IBS/PEBS PHYS_ADDR): the page's placement is known without asking. */
+	bool on_slow;
 };
 
 struct hot_params {
@@ -39,6 +43,7 @@ struct hot_candidate {
 	int node;	/* node of the last accessing CPU, -1 unknown */
 	unsigned count;
 	uint32_t slot; /* entry index, for hot_table_done() */
+	bool on_slow;  /* the last access saw the page on a slow node (hot_access.on_slow) */
 };
 
 enum hot_outcome {
@@ -75,6 +80,9 @@ void hot_table_set_proc_check(struct hot_table *t, bool (*valid)(void *ctx, uint
 
 /* Promoter thread only: up to max candidates, oldest first. */
 size_t hot_table_pop(struct hot_table *t, struct hot_candidate *out, size_t max);
+/* Promoter thread only: start loading a popped candidate's entry (by c->slot) into the
+ * cache ahead of hot_table_done(); a hint, no effect on the table. */
+void hot_table_prefetch(const struct hot_table *t, uint32_t slot);
 /* Promoter thread only: settle a popped candidate. */
 void hot_table_done(struct hot_table *t, const struct hot_candidate *c, enum hot_outcome o,
 		    uint64_t now_ms);

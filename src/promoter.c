@@ -76,6 +76,7 @@ struct promoter {
 	int status[PROMOTER_MAX_BATCH];
 	uint64_t sizes[PROMOTER_MAX_BATCH];
 	struct work_item *sel[PROMOTER_MAX_BATCH];
+	bool known[PROMOTER_MAX_BATCH]; /* placement given by the sample (select_slow) */
 	uint64_t node_pages[TOPO_MAX_NODES];
 	uint64_t node_bytes[TOPO_MAX_NODES];
 
@@ -161,6 +162,8 @@ bool promoter_node_paused(const struct promoter *p, int node)
 {
 	return node >= 0 && node < TOPO_MAX_NODES && p->paused[node];
 }
+
+static void pagemap_cache_drop(void);
 
 /* ---- settling ---------------------------------------------------------------------- */
 
@@ -370,6 +373,10 @@ static long move_selected(struct promoter *p, const struct pghotd_config *cfg, p
 		}
 		return 0;
 	}
+	/* The move walked n pages' worth of kernel data: the entries to settle have left the
+	 * cache, so ask for all of them before settling the first. */
+	for (size_t i = 0; i < n; i++)
+		hot_table_prefetch(p->d.hot, p->sel[i]->c.slot);
 	for (size_t i = 0; i < n; i++)
 		moved += settle_status(p, cfg, p->sel[i], p->status[i], p->nodes[i], p->sizes[i],
 				       can_defer, now);
@@ -413,57 +420,109 @@ static void forget_process(struct promoter *p, uint32_t proc, pid_t pid, struct 
 	stats_fail(p->d.stats, FAIL_NOPROC, 1);
 	hot_table_forget_proc(p->d.hot, proc);
 	procs_forget(p->d.procs, proc);
+	pagemap_cache_drop();
 	stats_add(p->d.stats, ST_PROCESSES_FORGOTTEN, 1);
 	log_info("pid=%d is gone, forgetting its pages", (int)pid);
 }
 
-/* Placement query: keeps in p->sel the pages still on a slow node that have a target (in
- * p->nodes), settles the rest. Returns how many were kept, or -ESRCH (none settled). */
-static long select_slow(struct promoter *p, const struct pghotd_config *cfg,
-			struct work_item *items, size_t n, uint64_t now)
+/* The sample told where the page is: its last access saw it on a slow node, and the
+ * accessing CPU's node (the target choice) is known, one of nr_nodes. Such a page needs no
+ * placement query. */
+static bool placement_known(const struct work_item *it, int nr_nodes)
 {
-	pid_t pid = items[0].pid;
-	size_t k = 0;
+	return it->c.on_slow && it->c.node >= 0 && it->c.node < nr_nodes;
+}
+
+/* Placement query (move_pages with nodes NULL) of the pages in items[0..n) whose placement
+ * the sample did not give (p->known[i] false), in order into p->status. Returns how many were asked
+ * about, 0 when the query failed (those pages are settled here), or -ESRCH (nothing settled). */
+static long query_placement(struct promoter *p, const struct pghotd_config *cfg,
+			    struct work_item *items, size_t n, bool *failed, uint64_t now)
+{
+	int nr_nodes = topo_of(p, cfg)->nr_nodes;
+	size_t q = 0;
 	long r;
 
 	for (size_t i = 0; i < n; i++) {
-		p->addrs[i] = (void *)(uintptr_t)items[i].c.vaddr;
-		p->status[i] = STATUS_UNWRITTEN;
+		p->known[i] = placement_known(&items[i], nr_nodes);
+		if (p->known[i])
+			continue;
+		p->addrs[q] = (void *)(uintptr_t)items[i].c.vaddr;
+		p->status[q++] = STATUS_UNWRITTEN;
 	}
-	r = p->d.ops->move_pages(p->d.ops->ctx, pid, n, p->addrs, NULL, p->status, 0);
-	if (r == -ESRCH) {
-		for (size_t i = 0; i < n; i++)
-			settle(p, &items[i], HOT_DROP, now);
+	*failed = false;
+	if (q == 0)
+		return 0;
+	r = p->d.ops->move_pages(p->d.ops->ctx, items[0].pid, q, p->addrs, NULL, p->status, 0);
+	if (r == -ESRCH)
 		return r;
-	}
 	if (r < 0) {
 		log_warning_errno((int)r, "placement query of pid=%d failed, retrying later",
-				  (int)pid);
+				  (int)items[0].pid);
+		*failed = true;
 		for (size_t i = 0; i < n; i++)
-			fail(p, &items[i], FAIL_OTHER, HOT_RETRY, now);
+			if (!p->known[i])
+				fail(p, &items[i], FAIL_OTHER, HOT_RETRY, now);
 		return 0;
+	}
+	return (long)q;
+}
+
+/* The node a queried page sits on (>= 0), or -1 after settling a page that is gone, not
+ * on a slow node, or of unknown placement. */
+static int judge_placement(struct promoter *p, const struct pghotd_config *cfg,
+			   struct work_item *it, int st, uint64_t now)
+{
+	if (st == STATUS_UNWRITTEN) {
+		fail(p, it, FAIL_OTHER, HOT_RETRY, now);
+	} else if (st == -EFAULT || st == -ENOENT) {
+		fail(p, it, FAIL_GONE, HOT_DROP, now);
+	} else if (st < 0) {
+		fail(p, it, FAIL_OTHER, HOT_DROP, now);
+	} else if (!topology_node_is_slow(topo_of(p, cfg), st)) {
+		stats_add(p->d.stats, ST_PROMOTE_SKIPPED_FAST, 1);
+		p->tally.skipped++;
+		settle(p, it, HOT_DROP, now);
+	} else {
+		return st;
+	}
+	return -1;
+}
+
+/* Keeps in p->sel the pages still on a slow node that have a target (in p->nodes), settles
+ * the rest. A page whose sample gave its placement skips the query; the others are asked
+ * about in one move_pages call. Returns how many were kept, or -ESRCH (none settled). */
+static long select_slow(struct promoter *p, const struct pghotd_config *cfg,
+			struct work_item *items, size_t n, uint64_t now)
+{
+	bool failed;
+	long q = query_placement(p, cfg, items, n, &failed, now);
+	size_t k = 0, qi = 0;
+
+	if (q == -ESRCH) {
+		for (size_t i = 0; i < n; i++)
+			settle(p, &items[i], HOT_DROP, now);
+		return q;
 	}
 	p->memo_valid = false;
 	for (size_t i = 0; i < n; i++) {
-		int st = p->status[i], target;
+		int where = -1, target;
 
-		if (st == STATUS_UNWRITTEN) {
-			fail(p, &items[i], FAIL_OTHER, HOT_RETRY, now);
-		} else if (st == -EFAULT || st == -ENOENT) {
-			fail(p, &items[i], FAIL_GONE, HOT_DROP, now);
-		} else if (st < 0) {
-			fail(p, &items[i], FAIL_OTHER, HOT_DROP, now);
-		} else if (!topology_node_is_slow(topo_of(p, cfg), st)) {
-			stats_add(p->d.stats, ST_PROMOTE_SKIPPED_FAST, 1);
-			p->tally.skipped++;
-			settle(p, &items[i], HOT_DROP, now);
-		} else if ((target = pick_target(p, cfg, items[i].c.node, st)) < 0) {
+		if (!p->known[i]) {
+			if (failed)
+				continue; /* settled by query_placement() */
+			where = judge_placement(p, cfg, &items[i], p->status[qi++], now);
+			if (where < 0)
+				continue;
+		}
+		target = pick_target(p, cfg, items[i].c.node, where);
+		if (target < 0) {
 			/* Every target is full or paused: give the page back to counting. */
 			settle(p, &items[i], HOT_RETRY, now);
-		} else {
-			p->sel[k] = &items[i];
-			p->nodes[k++] = target;
+			continue;
 		}
+		p->sel[k] = &items[i];
+		p->nodes[k++] = target;
 	}
 	return (long)k;
 }
@@ -475,6 +534,8 @@ static size_t charge(struct promoter *p, size_t n)
 {
 	size_t paid = 0;
 
+	if (p->bucket.rate == 0)
+		return n; /* unlimited: every take would succeed */
 	for (size_t i = 0; i < n; i++) {
 		if (!token_bucket_take(&p->bucket, p->sizes[i])) {
 			p->limited = true;
@@ -588,15 +649,24 @@ static void sort_chunk(struct work_item *items, size_t n)
 static void resolve_pids(struct promoter *p, uint64_t now)
 {
 	size_t k = 0;
+	uint32_t last = 0; /* handles are never 0 */
+	pid_t last_pid = 0;
 
 	for (size_t i = 0; i < p->nr_work; i++) {
 		struct work_item *it = &p->work[i];
 
-		if (procs_pid(p->d.procs, it->c.proc, &it->pid) < 0) {
-			fail(p, it, FAIL_NOPROC, HOT_DROP, now);
-			continue;
+		/* Pages of one process come in runs: one lookup per run. */
+		if (it->c.proc != last) {
+			if (procs_pid(p->d.procs, it->c.proc, &last_pid) < 0) {
+				fail(p, it, FAIL_NOPROC, HOT_DROP, now);
+				continue;
+			}
+			last = it->c.proc;
 		}
-		p->work[k++] = *it;
+		it->pid = last_pid;
+		if (k != i)
+			p->work[k] = *it;
+		k++;
 	}
 	p->nr_work = k;
 }
@@ -612,13 +682,14 @@ static size_t gather(struct promoter *p, bool first_round)
 		memcpy(p->work, p->deferred, p->nr_deferred * sizeof(*p->work));
 		p->nr_work = p->nr_deferred;
 		p->nr_deferred = 0;
+		for (size_t i = 0; i < p->nr_work; i++)
+			p->work[i].seq = (uint32_t)i;
 	}
 	room = PROMOTER_WORK_MAX - p->nr_work - p->nr_deferred;
 	got = hot_table_pop(p->d.hot, p->pop, room);
-	for (size_t i = 0; i < got; i++)
-		p->work[p->nr_work++] = (struct work_item){.c = p->pop[i]};
-	for (size_t i = 0; i < p->nr_work; i++)
-		p->work[i].seq = (uint32_t)i;
+	for (size_t i = 0; i < got; i++, p->nr_work++)
+		p->work[p->nr_work] =
+		    (struct work_item){.c = p->pop[i], .seq = (uint32_t)p->nr_work};
 	stats_add(p->d.stats, ST_PROMOTE_CANDIDATES, got);
 	return got;
 }
@@ -628,14 +699,18 @@ static long process_work(struct promoter *p, const struct pghotd_config *cfg, ui
 {
 	unsigned batch = batch_size(cfg);
 	long moved = 0;
-	size_t i = 0;
+	size_t i = 0, end = 0;
 
 	while (i < p->nr_work) {
-		size_t end = i, n;
+		size_t n;
 		long r;
 
-		while (end < p->nr_work && p->work[end].c.proc == p->work[i].c.proc)
-			end++;
+		/* End of this process's group: found once per group, not once per batch. */
+		if (i >= end) {
+			end = i;
+			while (end < p->nr_work && p->work[end].c.proc == p->work[i].c.proc)
+				end++;
+		}
 		if (token_bucket_exhausted(&p->bucket)) {
 			p->limited = true;
 			stats_add(p->d.stats, ST_PROMOTE_RATE_LIMITED, end - i);
@@ -706,6 +781,7 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 		if (popped == 0)
 			break;
 	}
+	pagemap_cache_drop();
 	log_interval(p);
 	return moved > INT_MAX ? INT_MAX : (int)moved;
 }
@@ -725,6 +801,7 @@ int promoter_move_batch(struct promoter *p, const struct pghotd_config *cfg, pid
 		p->nodes[i] = target;
 	}
 	fetch_sizes(p, pid, n);
+	pagemap_cache_drop(); /* one call is its own interval */
 	if (!settle_it) {
 		/* No hot table behind the candidates: count nothing, report statuses only. */
 		for (size_t i = 0; i < n; i++) {
@@ -991,11 +1068,44 @@ static int sizes_by_kpageflags(int fd, const struct size_ctx *z, const uint64_t 
 	return 0;
 }
 
+/* /proc/PID/pagemap of the process sized last, kept open until the end of the interval
+ * (pagemap_cache_drop()): opening it cost several times the scan of a 512-page batch, and
+ * an interval sizes one process's pages in many batches. Per thread: promoters do not share
+ * it. Never kept across intervals, so a reused pid cannot meet a stale fd later on. */
+static _Thread_local struct {
+	pid_t pid;
+	int fd;
+} pagemap_cache = {.pid = 0, .fd = -1};
+
+static void pagemap_cache_drop(void)
+{
+	if (pagemap_cache.fd >= 0)
+		close(pagemap_cache.fd);
+	pagemap_cache.fd = -1;
+	pagemap_cache.pid = 0;
+}
+
+static int pagemap_open(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	if (pagemap_cache.fd >= 0 && pagemap_cache.pid == pid)
+		return pagemap_cache.fd;
+	pagemap_cache_drop();
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	pagemap_cache.pid = pid;
+	pagemap_cache.fd = fd;
+	return fd;
+}
+
 static int real_page_sizes(void *ctx, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *sizes)
 {
 	long ps = sysconf(_SC_PAGESIZE);
 	struct size_ctx z;
-	char path[64];
 	int fd, r;
 
 	(void)ctx;
@@ -1006,14 +1116,14 @@ static int real_page_sizes(void *ctx, pid_t pid, const uint64_t *addrs, size_t n
 		sizes[i] = z.base;
 	if (n == 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = pagemap_open(pid);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	r = sizes_by_scan(fd, &z, addrs, n, sizes);
 	if (r == -ENOTTY || r == -EINVAL)
 		r = sizes_by_kpageflags(fd, &z, addrs, n, sizes);
-	close(fd);
+	if (r < 0)
+		pagemap_cache_drop(); /* the process may be gone: do not keep its fd */
 	return r;
 }
 

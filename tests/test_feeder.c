@@ -18,6 +18,7 @@
 #include "hot_table.h"
 #include "procs.h"
 #include "stats.h"
+#include "topology.h"
 
 struct env {
 	struct hot_table *hot;
@@ -150,6 +151,47 @@ static void test_event_of_a_dead_process_is_dropped(void **state)
 	config_free(cfg);
 }
 
+/* Block 4 of the 3-node fixture (128 MiB blocks) is on node 2, the CXL (slow) node; block 0
+ * is on node 0, DRAM. */
+#define PADDR_SLOW (UINT64_C(4) << 27)
+#define PADDR_FAST UINT64_C(0x1000)
+
+/* Delivers one event (threshold 1: it queues its page) and returns the candidate's flag. */
+static bool seen_slow(struct env *e, const struct pghotd_config *cfg, uint64_t addr, uint64_t paddr)
+{
+	struct access_event ev = ev_at(getpid(), addr);
+	struct hot_candidate c;
+
+	ev.paddr = paddr;
+	feeder_deliver(e->feeder, cfg, &ev, 1);
+	assert_int_equal(hot_table_pop(e->hot, &c, 1), 1);
+	assert_int_equal(c.vaddr, addr);
+	return c.on_slow;
+}
+
+static void test_access_is_marked_slow_only_for_a_slow_node_physical_address(void **state)
+{
+	struct env *e = *state;
+	struct pghotd_config *cfg = load("promotion: { threshold = 1; };", 1);
+	const char *fixtures = getenv("PGHOTD_FIXTURES");
+	char path[4096];
+
+	assert_non_null(fixtures);
+	snprintf(path, sizeof(path), "%s/sysfs-3node-cxl", fixtures);
+	assert_int_equal(topology_load(path, &cfg->topo), 0);
+	assert_true(topology_node_is_slow(cfg->topo, 2));
+
+	assert_true(seen_slow(e, cfg, 0x7f0000010000, PADDR_SLOW));
+	assert_false(seen_slow(e, cfg, 0x7f0000020000, PADDR_FAST));
+	assert_false(seen_slow(e, cfg, 0x7f0000030000, 0));		    /* unknown */
+	assert_false(seen_slow(e, cfg, 0x7f0000040000, UINT64_C(1) << 45)); /* no such block */
+	topology_free(cfg->topo);
+	cfg->topo = NULL;
+	/* Without a topology nothing is known. */
+	assert_false(seen_slow(e, cfg, 0x7f0000050000, PADDR_SLOW));
+	config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -159,6 +201,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_event_of_a_dead_process_is_dropped, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_access_is_marked_slow_only_for_a_slow_node_physical_address, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,11 +56,13 @@ struct fake {
 	bool nomem[3];
 	unsigned free_pct[3];
 	uint64_t now;
+	atomic_uint now_reads; /* clock reads, from the promoter thread too */
 	/* Move calls (nodes != NULL). */
 	size_t calls;
 	unsigned long call_size[MAX_CALLS];
 	pid_t call_pid[MAX_CALLS];
 	size_t queries;
+	size_t query_size[MAX_CALLS];
 	uint64_t pages_moved, bytes_moved;
 	uint64_t moved_to[3];
 };
@@ -123,6 +125,8 @@ static long fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pa
 	long not_moved = 0;
 
 	if (!nodes) {
+		if (f->queries < MAX_CALLS)
+			f->query_size[f->queries] = count;
 		f->queries++;
 		if (pid == f->esrch_query)
 			return -ESRCH;
@@ -149,7 +153,20 @@ static long fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pa
 
 static uint64_t fake_now(void *ctx)
 {
-	return ((struct fake *)ctx)->now;
+	struct fake *f = ctx;
+
+	/* Relaxed: a progress counter the test polls; now itself is not changed meanwhile. */
+	atomic_fetch_add_explicit(&f->now_reads, 1, memory_order_relaxed);
+	return f->now;
+}
+
+/* The promoter thread reads the clock once for run_once and once as it starts waiting: after
+ * the second read, its first interval is over (a sleep guessed wrong on a loaded machine). */
+static void wait_first_interval(struct fx *x)
+{
+	for (int i = 0; i < 5000 && atomic_load(&x->fake.now_reads) < 2; i++)
+		usleep(1000);
+	assert_true(atomic_load(&x->fake.now_reads) >= 2);
 }
 
 static int fake_refresh_free(void *ctx, struct topology *t)
@@ -259,6 +276,17 @@ static int hot(struct fx *x, uint32_t proc, uint64_t addr, int node)
 	struct hot_params hp = {
 	    .threshold = 1, .window_ms = 1000, .cooldown_ms = x->cfg->promotion.cooldown_ms};
 	struct hot_access a = {.proc = proc, .vaddr = addr, .now_ms = x->fake.now, .node = node};
+
+	return hot_table_record(x->hot, &a, &hp);
+}
+
+/* Like hot(), for an access whose physical address showed the page on a slow node. */
+static int hot_seen_slow(struct fx *x, uint32_t proc, uint64_t addr, int node)
+{
+	struct hot_params hp = {
+	    .threshold = 1, .window_ms = 1000, .cooldown_ms = x->cfg->promotion.cooldown_ms};
+	struct hot_access a = {
+	    .proc = proc, .vaddr = addr, .now_ms = x->fake.now, .node = node, .on_slow = true};
 
 	return hot_table_record(x->hot, &a, &hp);
 }
@@ -711,6 +739,52 @@ static void pages_already_on_a_fast_node_are_skipped(void **state)
 	assert_int_equal(fake_find(&x->fake, getpid(), 0x1000)->node, 0);
 }
 
+static void page_seen_on_a_slow_node_moves_without_a_placement_query(void **state)
+{
+	struct fx *x = *state;
+
+	fake_special(x, getpid(), 0x1000, SLOW, 0, 0);
+	fake_special(x, getpid(), 0x2000, SLOW, 0, 0);
+	hot_seen_slow(x, x->self, 0x1000, 1);
+	hot_seen_slow(x, x->self, 0x2000, 0);
+	assert_int_equal(run(x), 2);
+	assert_int_equal(x->fake.queries, 0);
+	assert_int_equal(x->fake.calls, 1);
+	assert_int_equal(fake_find(&x->fake, getpid(), 0x1000)->node, 1);
+	assert_int_equal(fake_find(&x->fake, getpid(), 0x2000)->node, 0);
+}
+
+static void page_seen_slow_from_an_unknown_node_is_still_queried(void **state)
+{
+	struct fx *x = *state;
+
+	fake_special(x, getpid(), 0x1000, 0, 0, 0); /* already on a fast node */
+	hot_seen_slow(x, x->self, 0x1000, -1);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(x->fake.queries, 1);
+	assert_int_equal(stats_get(&x->stats, ST_PROMOTE_SKIPPED_FAST), 1);
+	assert_int_equal(x->fake.calls, 0);
+}
+
+static void only_pages_without_a_known_placement_are_queried(void **state)
+{
+	struct fx *x = *state;
+
+	/* 0x2000 and 0x3000 were sampled without a physical address: asked about, and 0x2000
+	 * turns out to be on a fast node already. 0x1000 was seen on a slow node: not asked. */
+	fake_special(x, getpid(), 0x1000, SLOW, 0, 0);
+	fake_special(x, getpid(), 0x2000, 1, 0, 0);
+	hot_seen_slow(x, x->self, 0x1000, 0);
+	hot(x, x->self, 0x2000, 0);
+	hot(x, x->self, 0x3000, 0);
+	assert_int_equal(run(x), 2);
+	assert_int_equal(x->fake.queries, 1);
+	assert_int_equal(x->fake.query_size[0], 2);
+	assert_int_equal(stats_get(&x->stats, ST_PROMOTE_SKIPPED_FAST), 1);
+	assert_int_equal(fake_find(&x->fake, getpid(), 0x1000)->node, 0);
+	assert_int_equal(fake_find(&x->fake, getpid(), 0x2000)->node, 1);
+}
+
 static void dry_run_decides_and_counts_but_moves_nothing(void **state)
 {
 	struct fx *x = *state;
@@ -790,8 +864,9 @@ static void kick_wakes_the_thread_before_the_interval(void **state)
 	cfg->promotion.interval_ms = 60000;
 	cfg->promotion.rate_limit_mbps = 0;
 	assert_int_equal(config_pub_new(cfg, NULL, &pub), 0);
+	atomic_store(&x->fake.now_reads, 0);
 	assert_int_equal(promoter_start(x->p, pub), 0);
-	usleep(50000); /* let the first (empty) interval pass: what follows needs the kick */
+	wait_first_interval(x); /* what follows needs the kick */
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(hot(x, x->self, 0x1000 + i * BASE, 1), 1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -822,8 +897,9 @@ static void kick_if_full_waits_for_the_mark(void **state)
 	assert_int_equal(config_new_defaults(&cfg), 0);
 	cfg->promotion.interval_ms = 60000;
 	assert_int_equal(config_pub_new(cfg, NULL, &pub), 0);
+	atomic_store(&x->fake.now_reads, 0);
 	assert_int_equal(promoter_start(p2, pub), 0);
-	usleep(50000); /* let the first (empty) interval pass */
+	wait_first_interval(x); /* the first (empty) interval must not see the pages */
 	hot(x, x->self, 0x1000, 1);
 	hot(x, x->self, 0x2000, 1);
 	promoter_kick_if_full(p2);
@@ -869,6 +945,9 @@ int main(void)
 	    T(fixed_mode_uses_the_configured_order),
 	    T(page_with_unknown_accessing_node_goes_nearest_to_where_it_is),
 	    T(pages_already_on_a_fast_node_are_skipped),
+	    T(page_seen_on_a_slow_node_moves_without_a_placement_query),
+	    T(page_seen_slow_from_an_unknown_node_is_still_queried),
+	    T(only_pages_without_a_known_placement_are_queried),
 	    T(dry_run_decides_and_counts_but_moves_nothing),
 	    T(dry_run_respects_the_rate_limit),
 	    T(promoted_page_is_not_moved_again_within_the_cooldown),
