@@ -91,8 +91,7 @@ struct perf_data;
 
 /* Reads the header, attrs and features of buf[0..len) (kept by reference: buf must outlive
  * the object; pipe mode: the attr and feature records of the whole stream). -EBADMSG
- * (corrupt or truncated), -EPROTONOSUPPORT (a compression other than zstd) or -ENOMEM; err
- * (may be NULL) then holds "offset N: problem". */
+ * (corrupt or truncated) or -ENOMEM; err (may be NULL) then holds "offset N: problem". */
 int perf_data_open_buffer(const void *buf, size_t len, struct perf_data **out, char *err,
 			  size_t err_len);
 /* Maps path and does the same; -errno of open/fstat/mmap with the path in err. */
