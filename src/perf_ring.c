@@ -100,7 +100,7 @@ static bool handle_record(struct perf_ring_reader *rd, const struct perf_event_h
 	struct perf_sample s;
 
 	if (h->type == PERF_RECORD_SAMPLE) {
-		if (perf_sample_parse(rd->layout, body, len, &s) < 0)
+		if (perf_sample_parse_planned(&rd->plan, body, len, &s) < 0)
 			return false;
 		rd->counts.samples++;
 		count(rd, SS_SAMPLES, 1);
@@ -121,6 +121,14 @@ static void malformed(struct perf_ring_reader *rd)
 	count(rd, SS_MALFORMED, 1);
 }
 
+static bool layout_equal(const struct perf_sample_layout *a, const struct perf_sample_layout *b)
+{
+	return a->sample_type == b->sample_type && a->read_format == b->read_format &&
+	       a->branch_sample_type == b->branch_sample_type &&
+	       a->sample_regs_user == b->sample_regs_user &&
+	       a->sample_regs_intr == b->sample_regs_intr && a->swapped == b->swapped;
+}
+
 uint64_t perf_ring_drain(struct perf_ring_reader *rd, struct perf_ring *ring)
 {
 	/* C: pairs with the kernel's smp_wmb() before its data_head store (B). */
@@ -131,6 +139,9 @@ uint64_t perf_ring_drain(struct perf_ring_reader *rd, struct perf_ring *ring)
 	    atomic_load_explicit((_Atomic uint64_t *)&ring->meta->data_tail, memory_order_relaxed);
 	uint64_t n = 0;
 
+	/* Once per drain, not per sample: the plan makes each sample's parse a few loads. */
+	if (rd->layout && !layout_equal(&rd->plan.layout, rd->layout))
+		perf_sample_plan_init(&rd->plan, rd->layout);
 	while (tail != head) {
 		struct perf_event_header h;
 		uint64_t avail = head - tail, at = tail & (ring->size - 1);

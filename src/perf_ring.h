@@ -52,6 +52,8 @@ struct perf_ring_reader {
 			  size_t len);
 	void *ctx;
 	struct perf_ring_counts counts; /* accumulated over every drain */
+	/* Field offsets for layout, redone by a drain that finds layout changed. */
+	struct perf_sample_plan plan;
 	_Alignas(8) uint8_t scratch[PERF_RING_MAX_RECORD + 1];
 };
 

@@ -242,6 +242,90 @@ int perf_sample_parse(const struct perf_sample_layout *layout, const void *body,
 	return 0;
 }
 
+/* Fields of variable size: a layout with any of them has no fixed offsets. */
+#define SAMPLE_VARIABLE                                                                            \
+	(PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK |   \
+	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_AUX)
+
+/* Gives field bit its offset in the kernel's order if the layout has it. */
+static void plan_field(struct perf_sample_plan *plan, uint64_t bits, uint16_t *off)
+{
+	if (!(plan->layout.sample_type & bits))
+		return;
+	*off = plan->size;
+	plan->size += 8;
+}
+
+void perf_sample_plan_init(struct perf_sample_plan *plan, const struct perf_sample_layout *layout)
+{
+	memset(plan, 0, sizeof(*plan));
+	plan->layout = *layout;
+	plan->fixed = !(layout->sample_type & SAMPLE_VARIABLE);
+	if (!plan->fixed)
+		return;
+	/* The order of parse_head() and parse_tail(); ID and IDENTIFIER share the id field. */
+	plan_field(plan, PERF_SAMPLE_IDENTIFIER, &plan->id);
+	plan_field(plan, PERF_SAMPLE_IP, &plan->ip);
+	plan_field(plan, PERF_SAMPLE_TID, &plan->tid);
+	plan_field(plan, PERF_SAMPLE_TIME, &plan->time);
+	plan_field(plan, PERF_SAMPLE_ADDR, &plan->addr);
+	plan_field(plan, PERF_SAMPLE_ID, &plan->id);
+	plan_field(plan, PERF_SAMPLE_STREAM_ID, &plan->stream_id);
+	plan_field(plan, PERF_SAMPLE_CPU, &plan->cpu);
+	plan_field(plan, PERF_SAMPLE_PERIOD, &plan->period);
+	plan_field(plan, PERF_SAMPLE_WEIGHT | SAMPLE_WEIGHT_STRUCT, &plan->weight);
+	plan_field(plan, PERF_SAMPLE_DATA_SRC, &plan->data_src);
+	plan_field(plan, PERF_SAMPLE_TRANSACTION, &plan->transaction);
+	plan_field(plan, PERF_SAMPLE_PHYS_ADDR, &plan->phys_addr);
+	plan_field(plan, PERF_SAMPLE_CGROUP, &plan->cgroup);
+	plan_field(plan, PERF_SAMPLE_DATA_PAGE_SIZE, &plan->data_page_size);
+	plan_field(plan, PERF_SAMPLE_CODE_PAGE_SIZE, &plan->code_page_size);
+}
+
+/* Loads field f (a u64) at the plan's offset when the sample_type has bits. */
+#define PLAN_TAKE(bits, f)                                                                         \
+	do {                                                                                       \
+		if (st & (bits))                                                                   \
+			s->f = rd64(b + plan->f, sw);                                              \
+	} while (0)
+
+int perf_sample_parse_planned(const struct perf_sample_plan *plan, const void *body, size_t len,
+			      struct perf_sample *out)
+{
+	const uint8_t *b = body;
+	uint64_t st = plan->layout.sample_type;
+	bool sw = plan->layout.swapped;
+	struct perf_sample *s = out; /* written only once the length is known to suffice */
+
+	if (!plan->fixed)
+		return perf_sample_parse(&plan->layout, body, len, out);
+	if (len < plan->size)
+		return -EBADMSG;
+	memset(s, 0, sizeof(*s));
+	s->present = st;
+	s->cpu = UINT32_MAX;
+	PLAN_TAKE(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID, id);
+	PLAN_TAKE(PERF_SAMPLE_IP, ip);
+	if (st & PERF_SAMPLE_TID) {
+		s->pid = rd32(b + plan->tid, sw);
+		s->tid = rd32(b + plan->tid + 4, sw);
+	}
+	PLAN_TAKE(PERF_SAMPLE_TIME, time);
+	PLAN_TAKE(PERF_SAMPLE_ADDR, addr);
+	PLAN_TAKE(PERF_SAMPLE_STREAM_ID, stream_id);
+	if (st & PERF_SAMPLE_CPU)
+		s->cpu = rd32(b + plan->cpu, sw);
+	PLAN_TAKE(PERF_SAMPLE_PERIOD, period);
+	PLAN_TAKE(PERF_SAMPLE_WEIGHT | SAMPLE_WEIGHT_STRUCT, weight);
+	PLAN_TAKE(PERF_SAMPLE_DATA_SRC, data_src);
+	PLAN_TAKE(PERF_SAMPLE_TRANSACTION, transaction);
+	PLAN_TAKE(PERF_SAMPLE_PHYS_ADDR, phys_addr);
+	PLAN_TAKE(PERF_SAMPLE_CGROUP, cgroup);
+	PLAN_TAKE(PERF_SAMPLE_DATA_PAGE_SIZE, data_page_size);
+	PLAN_TAKE(PERF_SAMPLE_CODE_PAGE_SIZE, code_page_size);
+	return 0;
+}
+
 int perf_sample_id_pos(uint64_t st)
 {
 	int pos = 0;

@@ -47,6 +47,24 @@ struct perf_sample {
 int perf_sample_parse(const struct perf_sample_layout *layout, const void *body, size_t len,
 		      struct perf_sample *out);
 
+/* A layout whose fields all have a fixed size (no READ, CALLCHAIN, RAW, BRANCH_STACK,
+ * REGS_USER, STACK_USER, REGS_INTR or AUX: the usual IBS/PEBS/page-fault attrs) puts every
+ * field at the same offset in every sample. A plan records those offsets once, so the
+ * per-sample parse is one length check and direct loads; other layouts keep the walk. */
+struct perf_sample_plan {
+	struct perf_sample_layout layout; /* what the plan was made for */
+	bool fixed;			  /* false: perf_sample_parse_planned() walks */
+	uint16_t size;			  /* body bytes a sample needs */
+	/* Byte offsets of the fields (meaningful when the field is in sample_type). */
+	uint16_t id, ip, tid, time, addr, stream_id, cpu, period, weight, data_src, transaction,
+	    phys_addr, cgroup, data_page_size, code_page_size;
+};
+
+void perf_sample_plan_init(struct perf_sample_plan *plan, const struct perf_sample_layout *layout);
+/* perf_sample_parse() with the plan's layout: same results, same errors. */
+int perf_sample_parse_planned(const struct perf_sample_plan *plan, const void *body, size_t len,
+			      struct perf_sample *out);
+
 /* Position of the sample's event id in the body, in u64 words: 0 with IDENTIFIER, the ID
  * field's position otherwise, -1 when the sample_type carries no id. Lets a reader of a
  * multi-event stream find the attr of a sample before parsing it. */

@@ -328,6 +328,96 @@ static void finds_the_id_position(void **state)
 			 32);
 }
 
+/* Every fixed-size field bit perf_sample_plan can place. */
+static const uint64_t fixed_bits[] = {
+    PERF_SAMPLE_IDENTIFIER,
+    PERF_SAMPLE_IP,
+    PERF_SAMPLE_TID,
+    PERF_SAMPLE_TIME,
+    PERF_SAMPLE_ADDR,
+    PERF_SAMPLE_ID,
+    PERF_SAMPLE_STREAM_ID,
+    PERF_SAMPLE_CPU,
+    PERF_SAMPLE_PERIOD,
+    PERF_SAMPLE_WEIGHT,
+    PERF_SAMPLE_DATA_SRC,
+    PERF_SAMPLE_TRANSACTION,
+    PERF_SAMPLE_PHYS_ADDR,
+    PERF_SAMPLE_CGROUP,
+    PERF_SAMPLE_DATA_PAGE_SIZE,
+    PERF_SAMPLE_CODE_PAGE_SIZE,
+    (1ULL << 24) /* WEIGHT_STRUCT */,
+};
+
+static uint64_t next_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* The planned parse must match the walk field for field, and fail where it fails. */
+static void planned_parse_matches_the_walk(const struct perf_sample_layout *l, const uint8_t *body,
+					   size_t len)
+{
+	struct perf_sample_plan plan;
+	struct perf_sample a, b;
+	int ra, rb;
+
+	memset(&a, 0xa5, sizeof(a));
+	memset(&b, 0xa5, sizeof(b));
+	perf_sample_plan_init(&plan, l);
+	ra = perf_sample_parse(l, body, len, &a);
+	rb = perf_sample_parse_planned(&plan, body, len, &b);
+	assert_int_equal(ra, rb);
+	assert_memory_equal(&a, &b, sizeof(a));
+}
+
+static void planned_parse_agrees_with_the_walk_for_fixed_layouts(void **state)
+{
+	const size_t nbits = sizeof(fixed_bits) / sizeof(fixed_bits[0]);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	uint8_t body[256];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (uint8_t)next_rand(&x);
+	for (int round = 0; round < 2000; round++) {
+		struct perf_sample_layout l = {.swapped = round & 1};
+		uint64_t pick = next_rand(&x);
+
+		for (size_t k = 0; k < nbits; k++)
+			if (pick >> k & 1)
+				l.sample_type |= fixed_bits[k];
+		/* Every length from empty to more than the layout needs. */
+		for (size_t len = 0; len <= 8 * nbits + 8; len += 4)
+			planned_parse_matches_the_walk(&l, body, len);
+	}
+}
+
+static void planned_parse_walks_a_layout_with_variable_fields(void **state)
+{
+	struct buf b = {0};
+	struct perf_sample_layout l = {.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN |
+						      PERF_SAMPLE_ADDR};
+	struct perf_sample_plan plan;
+	struct perf_sample s;
+	(void)state;
+
+	put32x2(&b, 10, 11);
+	put64(&b, 0xdead000);
+	put64(&b, 2); /* callchain of two, after ADDR in the kernel's order */
+	put64(&b, 0x1);
+	put64(&b, 0x2);
+	perf_sample_plan_init(&plan, &l);
+	assert_false(plan.fixed);
+	assert_int_equal(perf_sample_parse_planned(&plan, b.b, b.n, &s), 0);
+	assert_int_equal(s.addr, 0xdead000);
+	assert_int_equal(s.tid, 11);
+	assert_int_equal(perf_sample_parse_planned(&plan, b.b, b.n - 1, &s), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +431,8 @@ int main(void)
 	    cmocka_unit_test(reads_a_branch_stack_without_index_or_counters),
 	    cmocka_unit_test(rejects_impossible_lengths_inside_the_body),
 	    cmocka_unit_test(finds_the_id_position),
+	    cmocka_unit_test(planned_parse_agrees_with_the_walk_for_fixed_layouts),
+	    cmocka_unit_test(planned_parse_walks_a_layout_with_variable_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
