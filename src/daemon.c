@@ -191,12 +191,17 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
 	const struct pghotd_config *cfg = config_pub_current(d->pub);
+	int r;
 
 	config_pub_reclaim(d->pub);
 	engine_tick(d->engine);
 	write_stats(d);
 	refresh_status(d);
-	return sd_event_source_set_time(s, usec + (uint64_t)cfg->stats.interval_ms * 1000u);
+	r = sd_event_source_set_time(s, usec + (uint64_t)cfg->stats.interval_ms * 1000u);
+	/* A time source is one-shot: it must be enabled again for the next interval. */
+	if (r >= 0)
+		r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return r;
 }
 
 /* One line naming the keys a reload changed. */

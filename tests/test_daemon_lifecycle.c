@@ -252,6 +252,30 @@ static void test_ready_then_clean_stop_on_sigterm(void **state)
 	assert_true(log_contains(f, "stop"));
 }
 
+static void test_stats_and_status_are_refreshed_every_interval(void **state)
+{
+	struct fixture *f = *state;
+	char buf[4096];
+	int statuses = 0;
+
+	start_ready(f, NULL);
+	assert_true(wait_stat(f, "pghotd_up", 1, 3000));
+	for (int round = 0; round < 3; round++) {
+		/* The config's stats.interval_ms is 100: the file must come back each time. */
+		assert_int_equal(unlink(f->stats), 0);
+		assert_true(wait_stat(f, "pghotd_up", 1, 2000));
+	}
+	for (uint64_t end = now_ms() + 1000; now_ms() < end && statuses < 3;) {
+		ssize_t n = recv(f->sock, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+		if (n > 0 && (buf[n] = '\0', !strncmp(buf, "STATUS=", 7)))
+			statuses++;
+		else if (n <= 0)
+			usleep(20000);
+	}
+	assert_true(statuses >= 3); /* STATUS= sent again at every refresh */
+	stop_cleanly(f);
+}
+
 static void test_sighup_applies_new_threshold(void **state)
 {
 	struct fixture *f = *state;
@@ -453,6 +477,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_ready_then_clean_stop_on_sigterm, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stats_and_status_are_refreshed_every_interval,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sighup_applies_new_threshold, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_broken_file_on_sighup_keeps_old_config, setup,
 					    teardown),
