@@ -1,4 +1,5 @@
-# pghotd: the two commands a new user runs are `make run` and `make test`.
+# pghotd: the two commands a new user runs are `make demo` and `make test`; `make run` runs the
+# daemon on this machine in the foreground.
 SHELL := /bin/bash
 BUILD ?= build
 MESON_OPTS ?= -Dwerror_ci=true
