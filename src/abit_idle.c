@@ -64,6 +64,8 @@ struct abit {
 
 	struct abit_proc *procs; /* sorted by pid */
 	size_t nprocs;
+	pid_t *listed; /* every pid of the procfs root at the last refresh, sorted */
+	size_t nlisted;
 	uint64_t round;
 	uint64_t last_refresh, cfg_generation;
 	bool refreshed;
@@ -399,11 +401,32 @@ static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
 			k++;
 		/* Other failures: the process exited, or is not ours to read; skip it. */
 	}
-	free(pids);
+	free(a->listed);
+	a->listed = pids;
+	a->nlisted = n;
 	procs_free_all(a->procs, a->nprocs);
 	a->procs = np;
 	a->nprocs = k;
 	return 0;
+}
+
+/* True when the procfs root lists a pid the last refresh did not see: a new process should
+ * be watched from this round on, not ABIT_REFRESH_ROUNDS later. One readdir, no file read. */
+static bool abit_new_pids(const struct abit *a)
+{
+	pid_t *pids;
+	size_t n;
+	bool fresh = false;
+
+	if (list_pids(a->procfs_root, &pids, &n) < 0)
+		return false;
+	for (size_t i = 0, j = 0; i < n && !fresh; i++) {
+		while (j < a->nlisted && a->listed[j] < pids[i])
+			j++;
+		fresh = j == a->nlisted || a->listed[j] != pids[i];
+	}
+	free(pids);
+	return fresh;
 }
 
 static void abit_drop_gone(struct abit *a)
@@ -628,7 +651,9 @@ static int region_mark(struct abit *a, struct abit_region *g)
 static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_tracked,
 			 uint64_t round)
 {
-	if (accessed) {
+	/* Pages newly tracked (the region was just populated, or its pages moved to a slow
+	 * node) are as telling as an access: watch it closely again. */
+	if (accessed || g->ntracked > had_tracked) {
 		g->interval = 1;
 		g->idle_scans = 0;
 	} else if (had_tracked || !g->ntracked) {
@@ -795,7 +820,7 @@ static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
 	int r;
 
 	if (a->refreshed && a->cfg_generation == cfg->generation &&
-	    a->round - a->last_refresh < ABIT_REFRESH_ROUNDS)
+	    a->round - a->last_refresh < ABIT_REFRESH_ROUNDS && !abit_new_pids(a))
 		return 0;
 	r = abit_refresh(a, cfg);
 	if (r < 0)
@@ -900,6 +925,7 @@ void abit_free(struct abit *a)
 		return;
 	abit_stop(a);
 	procs_free_all(a->procs, a->nprocs);
+	free(a->listed);
 	idle_words_free(&a->words);
 	if (a->bitmap_fd >= 0)
 		close(a->bitmap_fd);

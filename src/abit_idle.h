@@ -12,8 +12,10 @@
  * ABIT_BACKOFF_SCANS scans doubles its interval up to ABIT_MAX_INTERVAL rounds, so the scan
  * follows the heat. A token bucket holds the pagemap entries looked at to
  * sources.abit.max_pages_per_sec; regions the budget cannot pay for stay due and are served
- * first next round. Processes and their VMAs are re-read every ABIT_REFRESH_ROUNDS rounds and
- * after a reload.
+ * first next round. Processes and their VMAs are re-read every ABIT_REFRESH_ROUNDS rounds,
+ * after a reload, and in any round where the procfs root lists a new pid (one readdir per
+ * round), so a new process is watched from its first round. A region that gains tracked pages
+ * goes back to being scanned every round, like one with accesses.
  *
  * The source is unavailable (abit_new fails, or abit_round returns -EPERM and
  * abit_unavailable_reason() says why) when page_idle or kpageflags cannot be opened or pagemap

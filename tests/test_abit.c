@@ -868,6 +868,48 @@ static void test_region_intervals_follow_the_accesses(void **state)
 	assert_int_equal(abit_region_interval(f->a, 100, VA + 7 * REGION), -ENOENT);
 }
 
+static void test_new_process_is_watched_from_the_next_round(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+	/* Started between two rounds, well before the periodic re-read is due. */
+	fx_proc(f, 200, "late", 0, VA, VA + REGION);
+	/* Another bitmap word: the fixture's bitmap is a plain file, where a mark rewrites
+	 * the whole word (the kernel only sets bits). */
+	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 2);
+	fx_access(f, SLOW_PFN + 130);
+	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(f->ev[f->nev - 1].pid, 200);
+}
+
+static void test_region_populated_late_is_scanned_every_round_again(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_new_abit(f);
+	/* Empty for a while: nothing to watch, so its scans back off. */
+	for (int round = 0; round < 12; round++)
+		assert_true(fx_round(f) >= 0);
+	assert_true(abit_region_interval(f->a, 100, VA) > 1);
+	/* The workload populates it: once its pages are learned it is scanned every round, so
+	 * the first access after that is found at the very next round. */
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	for (int round = 0; round < ABIT_MAX_INTERVAL && abit_nr_tracked(f->a) == 0; round++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+	fx_access(f, SLOW_PFN + 1);
+	assert_int_equal(fx_round(f), 1);
+}
+
 static void test_thread_runs_rounds_and_stops_promptly(void **state)
 {
 	struct fx *f = *state;
@@ -924,6 +966,8 @@ int main(void)
 	    FX(test_selection_skips_unselected_processes),
 	    FX(test_pages_looked_at_stay_within_max_pages_per_sec),
 	    FX(test_region_intervals_follow_the_accesses),
+	    FX(test_new_process_is_watched_from_the_next_round),
+	    FX(test_region_populated_late_is_scanned_every_round_again),
 	    FX(test_thread_runs_rounds_and_stops_promptly),
 	};
 
