@@ -344,6 +344,17 @@ static bool settle_status(struct promoter *p, const struct pghotd_config *cfg, s
 	return false;
 }
 
+/* move_pages(2) through the ops. A whole-call -EINVAL means the task has no memory left
+ * (it is exiting: the kernel finds no mm), since pghotd's flags and nodes are always valid:
+ * it is reported as -ESRCH so the process is forgotten at once, not retried every interval. */
+static long do_move_pages(struct promoter *p, pid_t pid, unsigned long n, const int *nodes,
+			  int *status, int flags)
+{
+	long r = p->d.ops->move_pages(p->d.ops->ctx, pid, n, p->addrs, nodes, status, flags);
+
+	return r == -EINVAL ? -ESRCH : r;
+}
+
 /* Moves p->sel[0..n) of pid to p->nodes[], sized p->sizes[]. Settles every page. Returns
  * pages moved, or -ESRCH for a vanished process (the caller forgets it). */
 static long move_selected(struct promoter *p, const struct pghotd_config *cfg, pid_t pid, size_t n,
@@ -355,8 +366,7 @@ static long move_selected(struct promoter *p, const struct pghotd_config *cfg, p
 		p->addrs[i] = (void *)(uintptr_t)p->sel[i]->c.vaddr;
 		p->status[i] = STATUS_UNWRITTEN;
 	}
-	r = p->d.ops->move_pages(p->d.ops->ctx, pid, n, p->addrs, p->nodes, p->status,
-				 MPOL_MF_MOVE);
+	r = do_move_pages(p, pid, n, p->nodes, p->status, MPOL_MF_MOVE);
 	if (r == -ESRCH) {
 		settle_all(p, p->sel, n, now);
 		return r;
@@ -453,7 +463,7 @@ static long query_placement(struct promoter *p, const struct pghotd_config *cfg,
 	*failed = false;
 	if (q == 0)
 		return 0;
-	r = p->d.ops->move_pages(p->d.ops->ctx, items[0].pid, q, p->addrs, NULL, p->status, 0);
+	r = do_move_pages(p, items[0].pid, q, NULL, p->status, 0);
 	if (r == -ESRCH)
 		return r;
 	if (r < 0) {

@@ -52,6 +52,7 @@ struct fake {
 	int nr_special;
 	uint64_t huge_lo, huge_hi;
 	pid_t esrch_query, esrch_move;
+	pid_t einval_query;	/* the kernel's answer for a task whose mm is gone */
 	size_t esrch_from_call; /* esrch_move applies to move calls from this index on */
 	bool nomem[3];
 	unsigned free_pct[3];
@@ -130,6 +131,8 @@ static long fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pa
 		f->queries++;
 		if (pid == f->esrch_query)
 			return -ESRCH;
+		if (pid == f->einval_query)
+			return -EINVAL;
 		for (unsigned long i = 0; i < count; i++) {
 			struct fake_page *pg = fake_find(f, pid, (uintptr_t)pages[i]);
 
@@ -624,6 +627,22 @@ static void esrch_on_the_query_forgets_the_process(void **state)
 		assert_int_equal(x->fake.call_pid[c], getpid());
 }
 
+static void exiting_process_without_memory_is_forgotten_at_once(void **state)
+{
+	struct fx *x = *state;
+
+	spawn_child(x);
+	for (int i = 0; i < 4; i++)
+		hot(x, x->child_h, 0x10000 + i * BASE, 0);
+	x->fake.einval_query = x->child;
+	assert_int_equal(run(x), 0);
+	assert_false(procs_valid(x->procs, x->child_h));
+	assert_int_equal(stats_get(&x->stats, ST_PROCESSES_FORGOTTEN), 1);
+	assert_int_equal(fails(x, FAIL_OTHER), 0); /* not a failure to retry every interval */
+	assert_int_equal(promoter_deferred(x->p), 0);
+	assert_int_equal(hot_table_used(x->hot), 0);
+}
+
 static void esrch_on_the_move_forgets_the_process_and_its_deferred_pages(void **state)
 {
 	struct fx *x = *state;
@@ -938,6 +957,7 @@ int main(void)
 	    T(vanished_pages_count_as_gone),
 	    T(unwritten_status_is_not_trusted),
 	    T(esrch_on_the_query_forgets_the_process),
+	    T(exiting_process_without_memory_is_forgotten_at_once),
 	    T(esrch_on_the_move_forgets_the_process_and_its_deferred_pages),
 	    T(page_accessed_from_node_1_goes_to_node_1),
 	    T(full_node_falls_back_to_the_next_nearest),
