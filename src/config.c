@@ -218,7 +218,7 @@ static const struct key_def keys[] = {
     ENUM_KEY("sources.abit", "enabled", sources.abit.enabled, SOURCE_AUTO, &enum_source),
     UINT_KEY("sources.abit", "scan_interval_ms", sources.abit.scan_interval_ms, 1000, 10, 3600000,
 	     0, "ms"),
-    UINT_KEY("sources.abit", "max_pages_per_sec", sources.abit.max_pages_per_sec, 65536, 1,
+    UINT_KEY("sources.abit", "max_pages_per_sec", sources.abit.max_pages_per_sec, 262144, 1,
 	     67108864, 0, "pages/s"),
 
     UINT_KEY("hot_table", "capacity", hot_table.capacity, 1048576, 1024, 268435456, 0, "entries"),
@@ -234,6 +234,7 @@ static const struct key_def keys[] = {
     UINT_KEY("promotion", "cooldown_ms", promotion.cooldown_ms, 60000, 0, 86400000, 0, "ms"),
     UINT_KEY("promotion", "interval_ms", promotion.interval_ms, 100, 1, 60000, 0, "ms"),
     UINT_KEY("promotion", "max_retries", promotion.max_retries, 3, 0, 100, 0, "retries"),
+    BOOL_KEY("promotion", "move_near_task", promotion.move_near_task, true),
 
     PATTERNS_KEY("processes", "include_comm", processes.include_comm),
     PATTERNS_KEY("processes", "exclude_comm", processes.exclude_comm),

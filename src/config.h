@@ -79,6 +79,7 @@ struct pghotd_config {
 		unsigned cooldown_ms;
 		unsigned interval_ms;
 		unsigned max_retries; /* -EBUSY retries of one page */
+		bool move_near_task;  /* run move_pages on the CPU the task last ran on */
 	} promotion;
 
 	struct {

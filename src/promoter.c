@@ -15,6 +15,7 @@
 #include <numaif.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +26,10 @@
 #include <unistd.h>
 
 #include "config_pub.h"
+#include "fileio.h"
 #include "hot_table.h"
 #include "log.h"
+#include "pagemap.h"
 #include "procs.h"
 #include "promoter.h"
 #include "stats.h"
@@ -704,12 +707,21 @@ static size_t gather(struct promoter *p, bool first_round)
 	return got;
 }
 
+/* promotion.move_near_task: from the task's own CPU, the per-page TLB flush of a migration
+ * (kernels before 6.4) needs no interrupt to another CPU for a single-threaded task. */
+static bool go_near(struct promoter *p, const struct pghotd_config *cfg, pid_t pid)
+{
+	return cfg->promotion.move_near_task && !cfg->dry_run && p->d.ops->run_near &&
+	       p->d.ops->run_near(p->d.ops->ctx, pid) == 0;
+}
+
 /* Walks the grouped work array one process and one batch at a time. */
 static long process_work(struct promoter *p, const struct pghotd_config *cfg, uint64_t now)
 {
 	unsigned batch = batch_size(cfg);
 	long moved = 0;
 	size_t i = 0, end = 0;
+	bool near = false;
 
 	while (i < p->nr_work) {
 		size_t n;
@@ -720,6 +732,7 @@ static long process_work(struct promoter *p, const struct pghotd_config *cfg, ui
 			end = i;
 			while (end < p->nr_work && p->work[end].c.proc == p->work[i].c.proc)
 				end++;
+			near |= go_near(p, cfg, p->work[i].pid);
 		}
 		if (token_bucket_exhausted(&p->bucket)) {
 			p->limited = true;
@@ -740,6 +753,8 @@ static long process_work(struct promoter *p, const struct pghotd_config *cfg, ui
 		moved += r;
 		i += n;
 	}
+	if (near && p->d.ops->run_anywhere)
+		p->d.ops->run_anywhere(p->d.ops->ctx);
 	return moved;
 }
 
@@ -959,6 +974,42 @@ static long real_move_pages(void *ctx, pid_t pid, unsigned long count, void **pa
 	return r < 0 ? -errno : r;
 }
 
+/* The promoter thread's own CPU mask before its first run_near, restored by run_anywhere
+ * (only the promoter thread calls these). */
+static cpu_set_t anywhere_mask;
+static bool anywhere_saved;
+
+static int real_run_near(void *ctx, pid_t pid)
+{
+	char path[64], line[1024];
+	uint64_t start;
+	cpu_set_t one;
+	int cpu;
+
+	(void)ctx;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (file_read_line(path, line, sizeof(line)) < 0 ||
+	    stat_parse_start_cpu(line, &start, &cpu) < 0 || cpu < 0 || cpu >= CPU_SETSIZE)
+		return -ESRCH;
+	if (!anywhere_saved) {
+		if (sched_getaffinity(0, sizeof(anywhere_mask), &anywhere_mask) < 0)
+			return -errno;
+		anywhere_saved = true;
+	}
+	if (!CPU_ISSET(cpu, &anywhere_mask))
+		return -EPERM; /* a CPU pghotd may not use (cpuset): stay where we are */
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) < 0 ? -errno : 0;
+}
+
+static void real_run_anywhere(void *ctx)
+{
+	(void)ctx;
+	if (anywhere_saved && sched_setaffinity(0, sizeof(anywhere_mask), &anywhere_mask) < 0)
+		log_warning_errno(-errno, "cannot restore the promoter's CPU affinity");
+}
+
 static uint64_t real_now_ms(void *ctx)
 {
 	struct timespec ts;
@@ -1142,5 +1193,7 @@ const struct promoter_ops promoter_real_ops = {
     .now_ms = real_now_ms,
     .refresh_free = real_refresh_free,
     .page_sizes = real_page_sizes,
+    .run_near = real_run_near,
+    .run_anywhere = real_run_anywhere,
     .ctx = NULL,
 };

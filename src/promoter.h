@@ -47,6 +47,11 @@ struct promoter_ops {
 	/* Size in bytes of the page (folio) mapped at each address of pid: what moving it
 	 * would move. Fills sizes[n]; on failure the caller charges base pages. */
 	int (*page_sizes)(void *ctx, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *sizes);
+	/* promotion.move_near_task: move the calling thread to the CPU pid last ran on
+	 * (0 or -errno, nothing changed then), and back to where it may run anywhere. NULL:
+	 * never. */
+	int (*run_near)(void *ctx, pid_t pid);
+	void (*run_anywhere)(void *ctx);
 	void *ctx;
 };
 

@@ -285,7 +285,7 @@ static void unknown_key_lists_the_allowed_keys(void **state)
 	expect_one_error("promotion = {\n\tbatch = 8;\n\ttreshold = 4;\n};\n",
 			 "t.conf:3: promotion.treshold: unknown key; allowed keys in promotion: "
 			 "threshold, window_ms, rate_limit_mbps, batch, target, target_nodes, "
-			 "min_free_percent, cooldown_ms, interval_ms, max_retries");
+			 "min_free_percent, cooldown_ms, interval_ms, max_retries, move_near_task");
 }
 
 static void unknown_top_level_key_lists_keys_and_sections(void **state)
@@ -809,7 +809,7 @@ static void print_of_a_changed_config_reads_back_equal(void **state)
 		    "hot_table = { capacity = 4096; };\n"
 		    "promotion = { threshold = 7; window_ms = 20; rate_limit_mbps = 0; batch = 3; "
 		    "target = \"fixed\"; target_nodes = [1]; min_free_percent = 0; "
-		    "cooldown_ms = 0; interval_ms = 7; max_retries = 0; };\n"
+		    "cooldown_ms = 0; interval_ms = 7; max_retries = 0; move_near_task = false; };\n"
 		    "processes = { include_comm = [\"x*\"]; exclude_comm = [\"tab\\there\"]; "
 		    "include_cgroup = [\"/a\", \"/b\"]; exclude_cgroup = [\"/c\"]; "
 		    "min_rss_mb = 1; };\n"

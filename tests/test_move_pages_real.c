@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -289,6 +290,40 @@ static void exited_child_is_forgotten_on_esrch(void **state)
 	assert_int_equal(hot_table_used(x->hot), 0);
 }
 
+static void promoter_thread_runs_on_the_child_cpu_then_anywhere_again(void **state)
+{
+	struct fx *x = *state;
+	cpu_set_t before, near, after;
+	char path[64], line[1024];
+	unsigned long long start;
+	int cpu = -1;
+	FILE *f;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);
+	assert_int_equal(promoter_real_ops.run_near(NULL, x->ch.pid), 0);
+	assert_int_equal(sched_getaffinity(0, sizeof(near), &near), 0);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)x->ch.pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	/* Field 39 (processor), counted after the command name's closing parenthesis. */
+	const char *p = strrchr(line, ')');
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + 2,
+				"%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+				"%*d %*d %*d %*d %llu %*u %*d %*u %*u %*u %*u %*u %*u %*u "
+				"%*u %*u %*u %*u %*u %*u %*u %d",
+				&start, &cpu),
+			 2);
+	assert_int_equal(CPU_COUNT(&near), 1);
+	assert_true(CPU_ISSET(cpu, &near));
+	promoter_real_ops.run_anywhere(NULL);
+	assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+	assert_true(CPU_EQUAL(&before, &after));
+	assert_int_equal(promoter_real_ops.run_near(NULL, 0x7fffffff), -ESRCH);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -299,6 +334,7 @@ int main(void)
 	    T(thp_is_sized_two_mib_by_the_real_lookup),
 	    T(run_once_with_node_0_as_slow_and_target_moves_every_page),
 	    T(exited_child_is_forgotten_on_esrch),
+	    T(promoter_thread_runs_on_the_child_cpu_then_anywhere_again),
 	};
 
 	log_setup(LOG_TARGET_STDERR, LOG_LVL_WARNING);

@@ -66,6 +66,11 @@ struct fake {
 	size_t query_size[MAX_CALLS];
 	uint64_t pages_moved, bytes_moved;
 	uint64_t moved_to[3];
+	/* run_near / run_anywhere: where the promoter thread was asked to run. */
+	pid_t near_pid[MAX_CALLS];
+	size_t nears, anywheres;
+	bool near_at_move[MAX_CALLS]; /* a move call made while near its process */
+	pid_t near_now;		      /* 0: anywhere */
 };
 
 struct fx {
@@ -143,6 +148,7 @@ static long fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pa
 	assert_int_equal(flags, MPOL_MF_MOVE);
 	assert_true(f->calls < MAX_CALLS);
 	f->call_size[f->calls] = count;
+	f->near_at_move[f->calls] = f->near_now == pid;
 	f->call_pid[f->calls++] = pid;
 	if (pid == f->esrch_move && f->calls > f->esrch_from_call)
 		return -ESRCH;
@@ -198,6 +204,25 @@ static void fake_special(struct fx *x, pid_t pid, uint64_t addr, int node, int b
 	    .pid = pid, .addr = addr, .node = node, .busy = busy, .force = force};
 }
 
+static int fake_run_near(void *ctx, pid_t pid)
+{
+	struct fake *f = ctx;
+
+	if (f->nears < MAX_CALLS)
+		f->near_pid[f->nears] = pid;
+	f->nears++;
+	f->near_now = pid;
+	return 0;
+}
+
+static void fake_run_anywhere(void *ctx)
+{
+	struct fake *f = ctx;
+
+	f->anywheres++;
+	f->near_now = 0;
+}
+
 static int setup(void **state)
 {
 	struct fx *x = calloc(1, sizeof(*x));
@@ -232,6 +257,8 @@ static int setup(void **state)
 				       .now_ms = fake_now,
 				       .refresh_free = fake_refresh_free,
 				       .page_sizes = fake_page_sizes,
+				       .run_near = fake_run_near,
+				       .run_anywhere = fake_run_anywhere,
 				       .ctx = &x->fake};
 	d = (struct promoter_deps){
 	    .hot = x->hot, .procs = x->procs, .topo = x->topo, .stats = &x->stats, .ops = &x->ops};
@@ -627,6 +654,36 @@ static void esrch_on_the_query_forgets_the_process(void **state)
 		assert_int_equal(x->fake.call_pid[c], getpid());
 }
 
+static void pages_are_moved_from_their_process_cpu_then_the_thread_runs_anywhere(void **state)
+{
+	struct fx *x = *state;
+
+	spawn_child(x);
+	x->cfg->promotion.batch = 2;
+	for (int i = 0; i < 3; i++) {
+		hot(x, x->self, 0x10000 + i * BASE, 0);
+		hot(x, x->child_h, 0x10000 + i * BASE, 0);
+	}
+	assert_int_equal(run(x), 6);
+	assert_int_equal(x->fake.nears, 2); /* once per process, not per batch */
+	assert_true(x->fake.near_pid[0] != x->fake.near_pid[1]);
+	for (size_t c = 0; c < x->fake.calls; c++)
+		assert_true(x->fake.near_at_move[c]);
+	assert_int_equal(x->fake.anywheres, 1);
+	assert_int_equal(x->fake.near_now, 0);
+
+	/* Off, or in a dry run (nothing moves): the thread stays where it is. */
+	x->cfg->promotion.move_near_task = false;
+	x->fake.now += 100000;
+	hot(x, x->self, 0x90000, 0);
+	assert_int_equal(run(x), 1);
+	x->cfg->promotion.move_near_task = true;
+	x->cfg->dry_run = true;
+	hot(x, x->self, 0xa0000, 0);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.nears, 2);
+}
+
 static void exiting_process_without_memory_is_forgotten_at_once(void **state)
 {
 	struct fx *x = *state;
@@ -957,6 +1014,7 @@ int main(void)
 	    T(vanished_pages_count_as_gone),
 	    T(unwritten_status_is_not_trusted),
 	    T(esrch_on_the_query_forgets_the_process),
+	    T(pages_are_moved_from_their_process_cpu_then_the_thread_runs_anywhere),
 	    T(exiting_process_without_memory_is_forgotten_at_once),
 	    T(esrch_on_the_move_forgets_the_process_and_its_deferred_pages),
 	    T(page_accessed_from_node_1_goes_to_node_1),
