@@ -656,6 +656,8 @@ static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_
 	if (accessed || g->ntracked > had_tracked) {
 		g->interval = 1;
 		g->idle_scans = 0;
+	} else if (g->interval < ABIT_HOT_SPEEDUP) {
+		g->interval = ABIT_HOT_SPEEDUP; /* cooled: once per scan interval again */
 	} else if (had_tracked || !g->ntracked) {
 		if (++g->idle_scans >= ABIT_BACKOFF_SCANS && g->interval < ABIT_MAX_INTERVAL) {
 			g->interval *= 2;
@@ -982,7 +984,7 @@ static void *abit_thread(void *arg)
 			log_warning_errno(r, "abit scan round failed, will retry");
 		failing = r < 0;
 		abit_set_active(a, !failing);
-		abit_sleep(a, (int)cfg->sources.abit.scan_interval_ms);
+		abit_sleep(a, (int)(cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP));
 	}
 	return NULL;
 }

@@ -8,14 +8,16 @@
  * after the mark is never reported), learn the pages that are new or moved (kpageflags,
  * only for those: a THP is tracked once, by its head; pages off the LRU are not tracked),
  * then mark the tracked set idle again. Only present pages whose PFN is on a slow node are
- * tracked. A region with accesses is scanned every round; one that showed none for
- * ABIT_BACKOFF_SCANS scans doubles its interval up to ABIT_MAX_INTERVAL rounds, so the scan
- * follows the heat. A token bucket holds the pagemap entries looked at to
+ * tracked. Rounds run every sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP: a region whose
+ * last scan found accesses (or newly tracked pages) is scanned every round, so the second
+ * access that makes a page hot is seen half a scan interval after the first; a region
+ * without accesses goes back to once per scan interval (ABIT_HOT_SPEEDUP rounds), and after
+ * ABIT_BACKOFF_SCANS such scans doubles its interval, up to ABIT_MAX_INTERVAL rounds, so the
+ * scan follows the heat. A token bucket holds the pagemap entries looked at to
  * sources.abit.max_pages_per_sec; regions the budget cannot pay for stay due and are served
  * first next round. Processes and their VMAs are re-read every ABIT_REFRESH_ROUNDS rounds,
  * after a reload, and in any round where the procfs root lists a new pid (one readdir per
- * round), so a new process is watched from its first round. A region that gains tracked pages
- * goes back to being scanned every round, like one with accesses.
+ * round), so a new process is watched from its first round.
  *
  * The source is unavailable (abit_new fails, or abit_round returns -EPERM and
  * abit_unavailable_reason() says why) when page_idle or kpageflags cannot be opened or pagemap
@@ -39,9 +41,10 @@ struct config_pub;
 struct stats;
 
 #define ABIT_REGION_PAGES   512 /* 2 MiB: one pagemap pread, one PMD */
-#define ABIT_MAX_INTERVAL   16	/* rounds between scans of a region without accesses */
+#define ABIT_HOT_SPEEDUP    2	/* rounds per scan interval: hot regions are scanned this often */
+#define ABIT_MAX_INTERVAL   32	/* rounds between scans of a region without accesses */
 #define ABIT_BACKOFF_SCANS  2	/* access-free scans before the interval doubles */
-#define ABIT_REFRESH_ROUNDS 4	/* rounds between re-reads of the process list and VMAs */
+#define ABIT_REFRESH_ROUNDS 8	/* rounds between re-reads of the process list and VMAs */
 #define ABIT_EVENT_BATCH    256
 
 struct abit_deps {
@@ -68,8 +71,9 @@ void abit_free(struct abit *a);
 int abit_round(struct abit *a, const struct pghotd_config *cfg);
 
 /* Main thread: registers a config_pub slot, starts the thread (a round, then a sleep of
- * sources.abit.scan_interval_ms it can be woken from, config_pub_get() at the top of each
- * loop; nothing while sources.abit.enabled is off). -errno, nothing started, on failure. */
+ * sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP it can be woken from, config_pub_get() at the
+ * top of each loop; nothing while sources.abit.enabled is off). -errno, nothing started, on
+ * failure. */
 int abit_start(struct abit *a, struct config_pub *pub);
 /* Main thread: wakes and joins the thread, unregisters the slot. No-op when not started. */
 void abit_stop(struct abit *a);

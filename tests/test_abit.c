@@ -314,6 +314,21 @@ static int fx_round(struct fx *f)
 	return abit_round(f->a, f->cfg);
 }
 
+/* One scan interval: ABIT_HOT_SPEEDUP rounds, so a region that cooled down is scanned once.
+ * Returns the accesses found, or the first error. */
+static int fx_interval(struct fx *f)
+{
+	int total = 0;
+
+	for (int i = 0; i < ABIT_HOT_SPEEDUP; i++) {
+		int r = fx_round(f);
+		if (r < 0)
+			return r;
+		total += r;
+	}
+	return total;
+}
+
 static uint64_t fx_stat(struct fx *f, enum stat_src_counter c)
 {
 	return atomic_load(&f->stats.src[SRC_ABIT][c]);
@@ -599,10 +614,10 @@ static void test_page_joining_the_lru_later_is_tracked_then(void **state)
 	assert_int_equal(fx_round(f), 0);
 	assert_int_equal(abit_nr_tracked(f->a), 0);
 	fx_map(f, 100, VA, SLOW_PFN + 5, LRU);
-	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(fx_interval(f), 0);
 	assert_int_equal(abit_nr_tracked(f->a), 1);
 	fx_access(f, SLOW_PFN + 5);
-	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(fx_interval(f), 1);
 }
 
 static void test_thp_is_tracked_once_by_its_head(void **state)
@@ -623,7 +638,7 @@ static void test_thp_is_tracked_once_by_its_head(void **state)
 	assert_int_equal(fx_round(f), 0); /* head not accessed; tails never reported */
 	assert_int_equal(f->nev, 0);
 	fx_access(f, head);
-	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(fx_interval(f), 1);
 	assert_int_equal(f->ev[0].vaddr, VA);
 	assert_int_equal(f->ev[0].paddr, head << 12);
 }
@@ -650,7 +665,7 @@ static void test_page_moved_between_mark_and_read_is_not_reported(void **state)
 
 	/* The new frame is followed from now on. */
 	fx_access(f, SLOW_PFN + 300);
-	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(fx_interval(f), 1);
 	assert_int_equal(f->ev[0].paddr, (uint64_t)(SLOW_PFN + 300) << 12);
 }
 
@@ -844,14 +859,14 @@ static void test_region_intervals_follow_the_accesses(void **state)
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);		  /* hot */
 	fx_map(f, 100, VA + REGION, SLOW_PFN + 200, LRU); /* cold */
 	fx_new_abit(f);
-	for (int round = 0; round < 40; round++) {
+	for (int round = 0; round < 64; round++) {
 		fx_access(f, SLOW_PFN + 1);
 		assert_true(fx_round(f) >= 0);
 	}
 	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
 	assert_int_equal(abit_region_interval(f->a, 100, VA + REGION), ABIT_MAX_INTERVAL);
-	/* 40 rounds of the hot region, far fewer of the cold one: 1,1,2,2,4,4,8,8,16 apart. */
-	assert_true(fx_stat(f, SS_PAGES_SCANNED) < (40 + 12) * 512);
+	/* 64 rounds of the hot region, far fewer of the cold one: 2,2,4,4,8,8,16,16 apart. */
+	assert_true(fx_stat(f, SS_PAGES_SCANNED) < (64 + 12) * 512);
 
 	/* The cold region heats up: found at its next scan, then scanned every round. */
 	fx_access(f, SLOW_PFN + 200);
@@ -866,6 +881,25 @@ static void test_region_intervals_follow_the_accesses(void **state)
 	assert_true(cold_events >= 1);
 	assert_int_equal(abit_region_interval(f->a, 100, VA + REGION), 1);
 	assert_int_equal(abit_region_interval(f->a, 100, VA + 7 * REGION), -ENOENT);
+}
+
+static void test_region_with_accesses_is_scanned_twice_per_interval(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0); /* learned */
+	/* Accessed all the time: seen at every round, ABIT_HOT_SPEEDUP times per interval. */
+	for (int round = 0; round < 3 * ABIT_HOT_SPEEDUP; round++) {
+		fx_access(f, SLOW_PFN + 1);
+		assert_int_equal(fx_round(f), 1);
+		assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+	}
+	/* Quiet: back to once per scan interval. */
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_region_interval(f->a, 100, VA), ABIT_HOT_SPEEDUP);
 }
 
 static void test_new_process_is_watched_from_the_next_round(void **state)
@@ -966,6 +1000,7 @@ int main(void)
 	    FX(test_selection_skips_unselected_processes),
 	    FX(test_pages_looked_at_stay_within_max_pages_per_sec),
 	    FX(test_region_intervals_follow_the_accesses),
+	    FX(test_region_with_accesses_is_scanned_twice_per_interval),
 	    FX(test_new_process_is_watched_from_the_next_round),
 	    FX(test_region_populated_late_is_scanned_every_round_again),
 	    FX(test_thread_runs_rounds_and_stops_promptly),
