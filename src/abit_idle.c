@@ -4,13 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "abit_idle.h"
@@ -21,6 +18,7 @@
 #include "stats.h"
 #include "token_bucket.h"
 #include "topology.h"
+#include "worker.h"
 
 #define REGION_BYTES (ABIT_REGION_PAGES * PAGEMAP_PAGE_SIZE)
 /* A bitmap write may span this many untouched words: writing a 0 bit costs the kernel
@@ -90,12 +88,9 @@ struct abit {
 	void *addr[ABIT_REGION_PAGES];
 	struct idle_words words;
 
-	pthread_t thread;
-	int efd;
-	atomic_bool stop;
+	struct worker w;
 	struct config_pub *pub;
 	int slot;
-	bool running;
 };
 
 /* ---- small helpers --------------------------------------------------------------------- */
@@ -698,8 +693,7 @@ static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *
 
 static bool stopping(struct abit *a)
 {
-	/* acquire: pairs with the release store in abit_stop(). */
-	return atomic_load_explicit(&a->stop, memory_order_acquire);
+	return worker_stopping(&a->w);
 }
 
 static int open_pagemap(const struct abit *a, pid_t pid)
@@ -888,7 +882,7 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 
 	if (!a)
 		return -ENOMEM;
-	a->bitmap_fd = a->kpf_fd = a->efd = -1;
+	a->bitmap_fd = a->kpf_fd = a->w.efd = -1;
 	a->slot = -1;
 	a->procfs_root = strdup(deps->procfs_root);
 	a->sysfs_root = strdup(deps->sysfs_root);
@@ -906,9 +900,9 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 	r = a->kpf_fd = open_required(path, O_RDONLY, "kpageflags", why, sizeof(why));
 	if (r < 0)
 		goto unavailable;
-	a->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (a->efd < 0) {
-		r = log_error_errno(errno, "abit source: cannot create its wake-up eventfd");
+	r = worker_init(&a->w, "abit source");
+	if (r < 0) {
+		log_error_errno(r, "abit source: cannot create its wake-up eventfd");
 		goto fail;
 	}
 	*out = a;
@@ -933,8 +927,7 @@ void abit_free(struct abit *a)
 		close(a->bitmap_fd);
 	if (a->kpf_fd >= 0)
 		close(a->kpf_fd);
-	if (a->efd >= 0)
-		close(a->efd);
+	worker_fini(&a->w);
 	free(a->procfs_root);
 	free(a->sysfs_root);
 	free(a);
@@ -950,12 +943,7 @@ const char *abit_unavailable_reason(const struct abit *a)
 /* Sleeps up to ms (forever when negative), returning early when woken by abit_stop(). */
 static void abit_sleep(struct abit *a, int ms)
 {
-	struct pollfd pfd = {.fd = a->efd, .events = POLLIN};
-
-	if (stopping(a))
-		return;
-	if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
-		log_warning_errno(errno, "abit source: poll failed");
+	worker_sleep(&a->w, ms, NULL);
 }
 
 static void *abit_thread(void *arg)
@@ -993,40 +981,30 @@ int abit_start(struct abit *a, struct config_pub *pub)
 {
 	int slot, r;
 
-	if (a->running)
+	if (a->w.running)
 		return -EALREADY;
 	slot = config_pub_register(pub);
 	if (slot < 0)
 		return log_error_errno(slot, "cannot register the abit source with the config");
 	a->pub = pub;
 	a->slot = slot;
-	atomic_store_explicit(&a->stop, false, memory_order_relaxed); /* thread not started */
-	r = pthread_create(&a->thread, NULL, abit_thread, a);
-	if (r != 0) {
+	r = worker_start(&a->w, abit_thread, a);
+	if (r < 0) {
 		config_pub_unregister(pub, slot);
 		a->slot = -1;
-		return log_error_errno(r, "cannot start the abit source thread");
+		return r;
 	}
 	abit_set_active(a, 1);
-	a->running = true;
 	return 0;
 }
 
 void abit_stop(struct abit *a)
 {
-	uint64_t one = 1;
-
-	if (!a->running)
+	if (!a->w.running)
 		return;
-	/* release: pairs with the acquire load in stopping(). */
-	atomic_store_explicit(&a->stop, true, memory_order_release);
-	if (write(a->efd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is saturated, a wake-up is pending anyway. */
-	}
-	pthread_join(a->thread, NULL);
+	worker_stop(&a->w);
 	config_pub_unregister(a->pub, a->slot);
 	a->slot = -1;
-	a->running = false;
 	abit_set_active(a, 0);
 }
 

@@ -1,19 +1,18 @@
 /* perf_sampler: per-CPU perf events, their rings and the thread that drains them.
  *
- * Stopping: the main thread sets `stopping` (release) and writes the eventfd the thread also
- * polls; the thread sees the eventfd wake it, loads `stopping` (acquire, pairs with that
- * store), drains once more and exits. */
+ * Stopping (src/worker.h): the main thread sets the worker's stop flag (release) and writes
+ * its eventfd, which the thread's epoll set also holds; the thread wakes, loads the flag
+ * (acquire, pairs with that store), drains once more and exits. */
 #include "perf_sampler.h"
+#include "worker.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -39,10 +38,8 @@ struct perf_sampler {
 	struct sampler_fd *fds;
 	size_t nfds;
 	size_t map_len;
-	int epfd, stopfd;
-	pthread_t thread;
-	bool running;
-	atomic_bool stopping;
+	int epfd;
+	struct worker w;
 	struct perf_ring_reader *reader;
 	const struct pghotd_config *cfg; /* sampler thread: the config of this loop */
 	struct access_event batch[BATCH];
@@ -259,13 +256,15 @@ static int epoll_setup(struct perf_sampler *s, char *err, size_t len)
 {
 	struct epoll_event e = {.events = EPOLLIN};
 
+	int r = worker_init(&s->w, s->src.name);
+
+	if (r < 0)
+		return fail(err, len, r, "%s: eventfd: %s", s->src.name, strerror(-r));
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	s->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->epfd < 0 || s->stopfd < 0)
-		return fail(err, len, -errno, "%s: epoll/eventfd: %s", s->src.name,
-			    strerror(errno));
-	e.data.fd = s->stopfd;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->stopfd, &e) < 0)
+	if (s->epfd < 0)
+		return fail(err, len, -errno, "%s: epoll: %s", s->src.name, strerror(errno));
+	e.data.fd = worker_fd(&s->w);
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, worker_fd(&s->w), &e) < 0)
 		return fail(err, len, -errno, "%s: epoll_ctl: %s", s->src.name, strerror(errno));
 	for (size_t i = 0; i < s->nfds; i++) {
 		e.data.fd = s->fds[i].fd;
@@ -327,7 +326,7 @@ int perf_sampler_new(const struct perf_sampler_source *src, const struct perf_sa
 	if (!s->p.ops)
 		s->p.ops = &perf_sampler_sys_ops;
 	s->map_len = (1 + (size_t)p->ring_pages) * p->page_size;
-	s->epfd = s->stopfd = -1;
+	s->epfd = s->w.efd = -1;
 	s->cfg = p->cfg;
 	r = reader_setup(s);
 	if (r < 0)
@@ -353,8 +352,7 @@ void perf_sampler_free(struct perf_sampler *s)
 		fd_close(s, &s->fds[i]);
 	if (s->epfd >= 0)
 		close(s->epfd);
-	if (s->stopfd >= 0)
-		close(s->stopfd);
+	worker_fini(&s->w);
 	free(s->fds);
 	free(s->reader);
 	free(s);
@@ -406,8 +404,7 @@ static void *sampler_thread(void *arg)
 	struct epoll_event ev[EPOLL_EVENTS];
 	int timeout = s->p.drain_interval_ms ? (int)s->p.drain_interval_ms : 100;
 
-	/* acquire: pairs with perf_sampler_stop()'s release store */
-	while (!atomic_load_explicit(&s->stopping, memory_order_acquire)) {
+	while (!worker_stopping(&s->w)) {
 		int n;
 
 		s->cfg = s->p.pub ? config_pub_get(s->p.pub, s->p.pub_slot) : s->p.cfg;
@@ -440,37 +437,23 @@ int perf_sampler_start(struct perf_sampler *s)
 {
 	int r;
 
-	if (s->running)
+	if (s->w.running)
 		return 0;
-	atomic_store_explicit(&s->stopping, false, memory_order_relaxed); /* no thread yet */
 	r = ioctl_all(s, PERF_EVENT_IOC_ENABLE, 0);
 	if (r < 0)
 		return log_error_errno(r, "%s: cannot enable the events", s->src.name);
-	r = -pthread_create(&s->thread, NULL, sampler_thread, s);
-	if (r < 0) {
+	r = worker_start(&s->w, sampler_thread, s);
+	if (r < 0)
 		ioctl_all(s, PERF_EVENT_IOC_DISABLE, 0);
-		return log_error_errno(r, "%s: cannot start the sampler thread", s->src.name);
-	}
-	s->running = true;
-	return 0;
+	return r;
 }
 
 void perf_sampler_stop(struct perf_sampler *s)
 {
-	uint64_t one = 1;
-
-	if (!s->running)
+	if (!s->w.running)
 		return;
 	ioctl_all(s, PERF_EVENT_IOC_DISABLE, 0);
-	/* release: pairs with the thread's acquire load; the eventfd wakes its epoll_wait */
-	atomic_store_explicit(&s->stopping, true, memory_order_release);
-	if (write(s->stopfd, &one, sizeof(one)) < 0)
-		log_warning_errno(-errno,
-				  "%s: cannot wake the sampler thread, it stops on its "
-				  "next periodic drain",
-				  s->src.name);
-	pthread_join(s->thread, NULL);
-	s->running = false;
+	worker_stop(&s->w);
 }
 
 int perf_sampler_set_period(struct perf_sampler *s, uint64_t period)

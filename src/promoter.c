@@ -13,14 +13,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <numaif.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +33,7 @@
 #include "stats.h"
 #include "token_bucket.h"
 #include "topology.h"
+#include "worker.h"
 
 /* move_pages never writes this value: a status still holding it was not written. */
 #define STATUS_UNWRITTEN INT_MIN
@@ -87,11 +86,8 @@ struct promoter {
 	uint64_t base_page;
 
 	/* Thread. */
-	int efd;
-	atomic_bool kicked; /* a wake-up is pending in efd; saves a write per source record */
-	atomic_bool stop;
-	bool running;
-	pthread_t thread;
+	struct worker w;
+	atomic_bool kicked; /* a wake-up is pending; saves a write per source record */
 	struct config_pub *pub;
 	int slot;
 };
@@ -120,12 +116,13 @@ int promoter_new(const struct promoter_deps *deps, struct promoter **out)
 	p->work = calloc(PROMOTER_WORK_MAX, sizeof(*p->work));
 	p->deferred = calloc(PROMOTER_WORK_MAX, sizeof(*p->deferred));
 	p->pop = calloc(PROMOTER_WORK_MAX, sizeof(*p->pop));
-	p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!p->work || !p->deferred || !p->pop || p->efd < 0) {
-		int r = p->efd < 0 ? -errno : -ENOMEM;
+	int r = worker_init(&p->w, "promoter");
 
-		if (p->efd >= 0)
-			close(p->efd);
+	if (!p->work || !p->deferred || !p->pop || r < 0) {
+		if (r == 0) {
+			worker_fini(&p->w);
+			r = -ENOMEM;
+		}
 		free(p->work);
 		free(p->deferred);
 		free(p->pop);
@@ -133,7 +130,6 @@ int promoter_new(const struct promoter_deps *deps, struct promoter **out)
 		return r;
 	}
 	atomic_init(&p->kicked, false);
-	atomic_init(&p->stop, false);
 	p->slot = -1;
 	*out = p;
 	return 0;
@@ -149,7 +145,7 @@ void promoter_free(struct promoter *p)
 	now = p->d.ops->now_ms(p->d.ops->ctx);
 	for (size_t i = 0; i < p->nr_deferred; i++)
 		hot_table_done(p->d.hot, &p->deferred[i].c, HOT_RETRY, now);
-	close(p->efd);
+	worker_fini(&p->w);
 	free(p->work);
 	free(p->deferred);
 	free(p->pop);
@@ -855,27 +851,16 @@ int promoter_move_batch(struct promoter *p, const struct pghotd_config *cfg, pid
 
 void promoter_kick(struct promoter *p)
 {
-	uint64_t one = 1;
-
-	/* acq_rel: pairs with the release store that clears the flag in wait_interval(); only
+	/* acq_rel: pairs with the release store that clears the flag in worker_sleep(); only
 	 * the kicker that flips it writes, so a busy queue costs one syscall per wake-up. */
-	if (atomic_exchange_explicit(&p->kicked, true, memory_order_acq_rel))
-		return;
-	if (write(p->efd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is saturated, a wake-up is pending anyway. */
-	}
+	if (!atomic_exchange_explicit(&p->kicked, true, memory_order_acq_rel))
+		worker_wake(&p->w);
 }
 
 void promoter_kick_if_full(struct promoter *p)
 {
 	if (hot_table_queued(p->d.hot) >= p->d.kick_mark)
 		promoter_kick(p);
-}
-
-static bool stopping(struct promoter *p)
-{
-	/* acquire: pairs with the release store in promoter_stop(). */
-	return atomic_load_explicit(&p->stop, memory_order_acquire);
 }
 
 /* Sleeps until the next interval, or until kicked unless this interval was rate limited
@@ -885,25 +870,9 @@ static void wait_interval(struct promoter *p, unsigned interval_ms)
 	uint64_t start = p->d.ops->now_ms(p->d.ops->ctx);
 	uint64_t deadline = start + interval_ms, now = start;
 
-	while (!stopping(p) && now < deadline) {
-		struct pollfd pfd = {.fd = p->efd, .events = POLLIN};
-		uint64_t drain;
-		int r = poll(&pfd, 1, (int)(deadline - now));
-
-		if (r < 0 && errno != EINTR) {
-			log_warning_errno(errno, "promoter poll failed");
+	while (!worker_stopping(&p->w) && now < deadline) {
+		if (worker_sleep(&p->w, (int)(deadline - now), &p->kicked) && !p->limited)
 			return;
-		}
-		if (r > 0) {
-			/* release: pairs with the acq_rel exchange in promoter_kick(). Cleared
-			 * before draining, so a kick landing in between is not lost. */
-			atomic_store_explicit(&p->kicked, false, memory_order_release);
-			if (read(p->efd, &drain, sizeof(drain)) < 0) {
-				/* EAGAIN: another reader cannot exist; nothing to drain. */
-			}
-			if (!p->limited)
-				return;
-		}
 		now = p->d.ops->now_ms(p->d.ops->ctx);
 	}
 }
@@ -912,7 +881,7 @@ static void *promoter_thread(void *arg)
 {
 	struct promoter *p = arg;
 
-	while (!stopping(p)) {
+	while (!worker_stopping(&p->w)) {
 		const struct pghotd_config *cfg = config_pub_get(p->pub, p->slot);
 		int r = promoter_run_once(p, cfg, p->d.ops->now_ms(p->d.ops->ctx));
 
@@ -927,39 +896,28 @@ int promoter_start(struct promoter *p, struct config_pub *pub)
 {
 	int slot, r;
 
-	if (p->running)
+	if (p->w.running)
 		return -EALREADY;
 	slot = config_pub_register(pub);
 	if (slot < 0)
 		return log_error_errno(slot, "cannot register the promoter with the config");
 	p->pub = pub;
 	p->slot = slot;
-	atomic_store_explicit(&p->stop, false, memory_order_relaxed); /* thread not started */
-	r = pthread_create(&p->thread, NULL, promoter_thread, p);
-	if (r != 0) {
+	r = worker_start(&p->w, promoter_thread, p);
+	if (r < 0) {
 		config_pub_unregister(pub, slot);
 		p->slot = -1;
-		return log_error_errno(r, "cannot start the promoter thread");
 	}
-	p->running = true;
-	return 0;
+	return r;
 }
 
 void promoter_stop(struct promoter *p)
 {
-	uint64_t one = 1;
-
-	if (!p->running)
+	if (!p->w.running)
 		return;
-	/* release: pairs with the acquire load in stopping(). */
-	atomic_store_explicit(&p->stop, true, memory_order_release);
-	if (write(p->efd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: a wake-up is already pending. */
-	}
-	pthread_join(p->thread, NULL);
+	worker_stop(&p->w);
 	config_pub_unregister(p->pub, p->slot);
 	p->slot = -1;
-	p->running = false;
 }
 
 /* ---- real ops ---------------------------------------------------------------------- */
