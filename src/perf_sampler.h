@@ -26,6 +26,7 @@
 #include "access.h"
 #include "config_pub.h"
 #include "perf_ring.h"
+#include "period_ctl.h"
 #include "stats.h"
 
 #define PERF_SAMPLER_MAX_EVENTS 4
@@ -95,6 +96,10 @@ int perf_sampler_start(struct perf_sampler *s);
 void perf_sampler_stop(struct perf_sampler *s);
 void perf_sampler_free(struct perf_sampler *s);
 
+/* Sampler thread (a source's on_drain hook): feeds the running totals and this thread's CPU
+ * time to the adaptive period controller and applies the period it decides. */
+void perf_sampler_adapt_period(struct perf_sampler *s, struct period_ctl *c,
+			       struct period_ctl_clock *k, const struct perf_ring_counts *total);
 /* Any thread: PERF_EVENT_IOC_PERIOD on every sampling fd. -errno of the first failure. */
 int perf_sampler_set_period(struct perf_sampler *s, uint64_t period);
 /* Sampler thread (or a test with the thread not started): drains every ring once and

@@ -425,26 +425,13 @@ static bool pebs_convert_cb(void *ctx, const struct perf_event_header *h,
 	return sampler_pebs_convert(&src->conv, src->fallback, s, out) == SAMPLE_KEPT;
 }
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	if (clock_gettime(id, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Sampler thread, after every drain. */
 static void pebs_on_drain(void *ctx, struct perf_sampler *sampler,
 			  const struct perf_ring_counts *total)
 {
 	struct pebs_source *src = ctx;
-	uint64_t period;
 
-	if (period_ctl_tick(&src->ctl, &src->clk, clock_ns(CLOCK_MONOTONIC),
-			    clock_ns(CLOCK_THREAD_CPUTIME_ID), total->samples, total->lost,
-			    total->throttles, &period))
-		perf_sampler_set_period(sampler, period);
+	perf_sampler_adapt_period(sampler, &src->ctl, &src->clk, total);
 }
 
 /* The samples' kind when DATA_SRC has no op: the one sampling event's, or unknown when
