@@ -88,6 +88,7 @@ struct promoter {
 	/* Thread. */
 	struct worker w;
 	atomic_bool kicked; /* a wake-up is pending; saves a write per source record */
+	bool near_pinned;   /* run_near() holds the thread on a CPU (move_near_task) */
 	struct config_pub *pub;
 	int slot;
 };
@@ -749,8 +750,9 @@ static long process_work(struct promoter *p, const struct pghotd_config *cfg, ui
 		moved += r;
 		i += n;
 	}
-	if (near && p->d.ops->run_anywhere)
-		p->d.ops->run_anywhere(p->d.ops->ctx);
+	/* Stay where the last process ran: the next busy interval most likely wants the same CPU,
+	 * and every affinity change costs the kernel a CPU stop. Released when idle. */
+	p->near_pinned |= near;
 	return moved;
 }
 
@@ -793,8 +795,14 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 	for (int round = 0; round < MAX_ROUNDS && !p->limited; round++) {
 		size_t popped = gather(p, round == 0);
 
-		if (p->nr_work == 0)
+		if (p->nr_work == 0) {
+			if (round == 0 && p->near_pinned && p->d.ops->run_anywhere) {
+				p->d.ops->run_anywhere(
+				    p->d.ops->ctx); /* idle: let it run anywhere */
+				p->near_pinned = false;
+			}
 			break;
+		}
 		resolve_pids(p, now_ms);
 		group_work(p);
 		moved += process_work(p, cfg, now_ms);
@@ -936,6 +944,7 @@ static long real_move_pages(void *ctx, pid_t pid, unsigned long count, void **pa
  * (only the promoter thread calls these). */
 static cpu_set_t anywhere_mask;
 static bool anywhere_saved;
+static int pinned_cpu = -1; /* the CPU run_near holds the thread on, -1 none */
 
 static int real_run_near(void *ctx, pid_t pid)
 {
@@ -956,16 +965,24 @@ static int real_run_near(void *ctx, pid_t pid)
 	}
 	if (!CPU_ISSET(cpu, &anywhere_mask))
 		return -EPERM; /* a CPU pghotd may not use (cpuset): stay where we are */
+	if (cpu == pinned_cpu)
+		return 0;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
-	return sched_setaffinity(0, sizeof(one), &one) < 0 ? -errno : 0;
+	if (sched_setaffinity(0, sizeof(one), &one) < 0)
+		return -errno;
+	pinned_cpu = cpu;
+	return 0;
 }
 
 static void real_run_anywhere(void *ctx)
 {
 	(void)ctx;
-	if (anywhere_saved && sched_setaffinity(0, sizeof(anywhere_mask), &anywhere_mask) < 0)
+	if (pinned_cpu < 0)
+		return;
+	if (sched_setaffinity(0, sizeof(anywhere_mask), &anywhere_mask) < 0)
 		log_warning_errno(-errno, "cannot restore the promoter's CPU affinity");
+	pinned_cpu = -1;
 }
 
 static uint64_t real_now_ms(void *ctx)

@@ -48,7 +48,8 @@ struct promoter_ops {
 	 * would move. Fills sizes[n]; on failure the caller charges base pages. */
 	int (*page_sizes)(void *ctx, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *sizes);
 	/* promotion.move_near_task: move the calling thread to the CPU pid last ran on
-	 * (0 or -errno, nothing changed then), and back to where it may run anywhere. NULL:
+	 * (0 or -errno, nothing changed then; a no-op when it is already there), and back to
+	 * where it may run anywhere (the promoter does that once it finds no work). NULL:
 	 * never. */
 	int (*run_near)(void *ctx, pid_t pid);
 	void (*run_anywhere)(void *ctx);

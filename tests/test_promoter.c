@@ -654,7 +654,7 @@ static void esrch_on_the_query_forgets_the_process(void **state)
 		assert_int_equal(x->fake.call_pid[c], getpid());
 }
 
-static void pages_are_moved_from_their_process_cpu_then_the_thread_runs_anywhere(void **state)
+static void pages_are_moved_from_their_process_cpu_and_the_thread_is_let_go_when_idle(void **state)
 {
 	struct fx *x = *state;
 
@@ -669,8 +669,13 @@ static void pages_are_moved_from_their_process_cpu_then_the_thread_runs_anywhere
 	assert_true(x->fake.near_pid[0] != x->fake.near_pid[1]);
 	for (size_t c = 0; c < x->fake.calls; c++)
 		assert_true(x->fake.near_at_move[c]);
+	/* It stays near the last process while there is work, and is let go when idle. */
+	assert_int_equal(x->fake.anywheres, 0);
+	assert_int_equal(run(x), 0);
 	assert_int_equal(x->fake.anywheres, 1);
 	assert_int_equal(x->fake.near_now, 0);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(x->fake.anywheres, 1); /* once */
 
 	/* Off, or in a dry run (nothing moves): the thread stays where it is. */
 	x->cfg->promotion.move_near_task = false;
@@ -1014,7 +1019,7 @@ int main(void)
 	    T(vanished_pages_count_as_gone),
 	    T(unwritten_status_is_not_trusted),
 	    T(esrch_on_the_query_forgets_the_process),
-	    T(pages_are_moved_from_their_process_cpu_then_the_thread_runs_anywhere),
+	    T(pages_are_moved_from_their_process_cpu_and_the_thread_is_let_go_when_idle),
 	    T(exiting_process_without_memory_is_forgotten_at_once),
 	    T(esrch_on_the_move_forgets_the_process_and_its_deferred_pages),
 	    T(page_accessed_from_node_1_goes_to_node_1),
