@@ -652,7 +652,12 @@ static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_
 		g->interval = 1;
 		g->idle_scans = 0;
 	} else if (g->interval < ABIT_HOT_SPEEDUP) {
-		g->interval = ABIT_HOT_SPEEDUP; /* cooled: once per scan interval again */
+		/* Cooled after ABIT_BACKOFF_SCANS quiet scans: once per scan interval again. A
+		 * single quiet scan (a pause between placing data and using it) keeps the pace. */
+		if (++g->idle_scans >= ABIT_BACKOFF_SCANS) {
+			g->interval = ABIT_HOT_SPEEDUP;
+			g->idle_scans = 0;
+		}
 	} else if (had_tracked || !g->ntracked) {
 		if (++g->idle_scans >= ABIT_BACKOFF_SCANS && g->interval < ABIT_MAX_INTERVAL) {
 			g->interval *= 2;

@@ -11,7 +11,8 @@
  * tracked. Rounds run every sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP: a region whose
  * last scan found accesses (or newly tracked pages) is scanned every round, so the second
  * access that makes a page hot is seen half a scan interval after the first; a region
- * without accesses goes back to once per scan interval (ABIT_HOT_SPEEDUP rounds), and after
+ * without accesses for ABIT_BACKOFF_SCANS scans goes back to once per scan interval
+ * (ABIT_HOT_SPEEDUP rounds), and after
  * ABIT_BACKOFF_SCANS such scans doubles its interval, up to ABIT_MAX_INTERVAL rounds, so the
  * scan follows the heat. A token bucket holds the pagemap entries looked at to
  * sources.abit.max_pages_per_sec; regions the budget cannot pay for stay due and are served

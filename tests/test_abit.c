@@ -897,7 +897,9 @@ static void test_region_with_accesses_is_scanned_twice_per_interval(void **state
 		assert_int_equal(fx_round(f), 1);
 		assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
 	}
-	/* Quiet: back to once per scan interval. */
+	/* One quiet scan keeps the pace; ABIT_BACKOFF_SCANS of them: once per scan interval. */
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
 	assert_int_equal(fx_round(f), 0);
 	assert_int_equal(abit_region_interval(f->a, 100, VA), ABIT_HOT_SPEEDUP);
 }
