@@ -344,6 +344,24 @@ int perf_sampler_new(const struct perf_sampler_source *src, const struct perf_sa
 	return 0;
 }
 
+int perf_sampler_launch(const struct perf_sampler_source *src, const struct perf_sampler_params *p,
+			struct perf_sampler **out, char *err, size_t err_len)
+{
+	struct perf_sampler *s;
+	int r = perf_sampler_new(src, p, &s, err, err_len);
+
+	if (r < 0)
+		return r;
+	r = perf_sampler_start(s);
+	if (r < 0) {
+		snprintf(err, err_len, "%s: cannot start the sampler: %s", src->name, strerror(-r));
+		perf_sampler_free(s);
+		return r;
+	}
+	*out = s;
+	return 0;
+}
+
 void perf_sampler_free(struct perf_sampler *s)
 {
 	if (!s)

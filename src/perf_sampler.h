@@ -90,6 +90,10 @@ struct perf_sampler_params {
  * RLIMIT_NOFILE; the event, CPU and errno for perf_event_open) and nothing stays open. */
 int perf_sampler_new(const struct perf_sampler_source *src, const struct perf_sampler_params *p,
 		     struct perf_sampler **out, char *err, size_t err_len);
+/* Main thread: perf_sampler_new() then perf_sampler_start(); on failure err says which
+ * step failed and why, and nothing stays open. */
+int perf_sampler_launch(const struct perf_sampler_source *src, const struct perf_sampler_params *p,
+			struct perf_sampler **out, char *err, size_t err_len);
 /* Main thread: enables the events and starts the thread. */
 int perf_sampler_start(struct perf_sampler *s);
 /* Main thread: stops the thread after a last drain, disables the events. Idempotent. */

@@ -333,12 +333,7 @@ int sampler_ibs_start(const struct ibs_source_params *p, struct ibs_source **out
 	ss.ctx = src;
 	if (!sp.ring_pages)
 		sp.ring_pages = p->cfg->sources.ibs.ring_pages;
-	r = perf_sampler_new(&ss, &sp, &src->sampler, reason, size);
-	if (r == 0) {
-		r = perf_sampler_start(src->sampler);
-		if (r < 0)
-			snprintf(reason, size, "ibs: cannot start the sampler: %s", strerror(-r));
-	}
+	r = perf_sampler_launch(&ss, &sp, &src->sampler, reason, size);
 	if (r < 0) {
 		sampler_ibs_stop(src);
 		return r;
@@ -353,10 +348,7 @@ void sampler_ibs_stop(struct ibs_source *s)
 {
 	if (!s)
 		return;
-	if (s->sampler) {
-		perf_sampler_stop(s->sampler);
-		perf_sampler_free(s->sampler);
-	}
+	perf_sampler_free(s->sampler); /* stops it first */
 	if (s->stats)
 		stats_source_active(s->stats, SRC_IBS, 0);
 	free(s);

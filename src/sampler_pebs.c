@@ -546,12 +546,7 @@ int sampler_pebs_start(const struct pebs_source_params *p, struct pebs_source **
 		sp.ring_pages = p->cfg->sources.pebs.ring_pages;
 	r = pebs_prepare(p, src, &ss, &sp, reason, size);
 	if (r == 0)
-		r = perf_sampler_new(&ss, &sp, &src->sampler, reason, size);
-	if (r == 0) {
-		r = perf_sampler_start(src->sampler);
-		if (r < 0)
-			snprintf(reason, size, "pebs: cannot start the sampler: %s", strerror(-r));
-	}
+		r = perf_sampler_launch(&ss, &sp, &src->sampler, reason, size);
 	if (r < 0) {
 		src->stats = NULL; /* never active: leave the gauge alone */
 		sampler_pebs_stop(src);
@@ -567,10 +562,7 @@ void sampler_pebs_stop(struct pebs_source *s)
 {
 	if (!s)
 		return;
-	if (s->sampler) {
-		perf_sampler_stop(s->sampler);
-		perf_sampler_free(s->sampler);
-	}
+	perf_sampler_free(s->sampler); /* stops it first */
 	if (s->stats)
 		stats_source_active(s->stats, SRC_PEBS, 0);
 	free(s->cpus);
