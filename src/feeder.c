@@ -92,23 +92,9 @@ static bool paddr_on_slow(const struct pghotd_config *cfg, uint64_t paddr)
 	return node >= 0 && topology_node_is_slow(cfg->topo, node);
 }
 
-static void record_one(struct feeder *f, const struct pghotd_config *cfg,
-		       const struct hot_params *hp, const struct access_event *ev, uint64_t now)
+/* The hot table's verdict on one access from source src. */
+static void record_result(struct feeder *f, enum stat_source src, int r)
 {
-	int64_t h = procs_handle(f->d.procs, ev->pid);
-	int r;
-
-	if (h < 0 || !selected(f, cfg, (uint32_t)h, ev->pid)) {
-		stats_src_add(f->d.stats, ev->source, SS_SAMPLES_DROPPED, 1);
-		return;
-	}
-	r = hot_table_record(f->d.hot,
-			     &(struct hot_access){.proc = (uint32_t)h,
-						  .vaddr = ev->vaddr,
-						  .now_ms = now,
-						  .node = ev->node,
-						  .on_slow = paddr_on_slow(cfg, ev->paddr)},
-			     hp);
 	if (r == 1 && f->d.promoter)
 		promoter_kick_if_full(f->d.promoter);
 	else if (r == -ENOSPC) {
@@ -116,7 +102,21 @@ static void record_one(struct feeder *f, const struct pghotd_config *cfg,
 		if (f->d.promoter)
 			promoter_kick(f->d.promoter);
 	} else if (r < 0 && r != -EAGAIN)
-		stats_src_add(f->d.stats, ev->source, SS_SAMPLES_DROPPED, 1);
+		stats_src_add(f->d.stats, src, SS_SAMPLES_DROPPED, 1);
+}
+
+/* Selected events go to the hot table in blocks of this many: one batch call lets their lookups'
+ * cache misses overlap. */
+#define BLOCK 64
+
+static void record_block(struct feeder *f, const struct hot_access *a,
+			 const enum stat_source *src, size_t n, const struct hot_params *hp)
+{
+	int res[BLOCK];
+
+	hot_table_record_batch(f->d.hot, a, n, hp, res);
+	for (size_t i = 0; i < n; i++)
+		record_result(f, src[i], res[i]);
 }
 
 void feeder_deliver(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
@@ -127,7 +127,27 @@ void feeder_deliver(void *ctx, const struct pghotd_config *cfg, const struct acc
 				      .window_ms = cfg->promotion.window_ms,
 				      .cooldown_ms = cfg->promotion.cooldown_ms};
 	uint64_t now = f->d.now_ms();
+	struct hot_access a[BLOCK];
+	enum stat_source src[BLOCK];
+	size_t k = 0;
 
-	for (size_t i = 0; i < n; i++)
-		record_one(f, cfg, &hp, &ev[i], now);
+	for (size_t i = 0; i < n; i++) {
+		int64_t h = procs_handle(f->d.procs, ev[i].pid);
+
+		if (h < 0 || !selected(f, cfg, (uint32_t)h, ev[i].pid)) {
+			stats_src_add(f->d.stats, ev[i].source, SS_SAMPLES_DROPPED, 1);
+			continue;
+		}
+		a[k] = (struct hot_access){.proc = (uint32_t)h,
+					   .vaddr = ev[i].vaddr,
+					   .now_ms = now,
+					   .node = ev[i].node,
+					   .on_slow = paddr_on_slow(cfg, ev[i].paddr)};
+		src[k++] = ev[i].source;
+		if (k == BLOCK) {
+			record_block(f, a, src, k, &hp);
+			k = 0;
+		}
+	}
+	record_block(f, a, src, k, &hp);
 }

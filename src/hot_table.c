@@ -36,9 +36,9 @@
  *
  * Retry rules. A writer reads each window slot as meta (load-acquire) then key, and on its
  * key CASes meta from that snapshot; a failed CAS reloads meta and rechecks the key. The hit
- * path (the common case: a page already tracked) is that one pass and one CAS, inlined; a
- * miss, a full ring and a retry are out of line. Meta BUSY on a LIVE key means an owner is
- * mid-transition (two stores long): the
+ * path (the common case: a page already tracked, in its home slot) is that one look and one
+ * CAS, inlined; a miss, a rare meta state, a full ring and a retry are out of line. Meta BUSY
+ * on a LIVE key means an owner is mid-transition (two stores long): the
  * writer restarts from the lookup, and after RECORD_TRIES restarts drops the access with
  * -EAGAIN. A successful meta CAS from value m proves the entry was not freed since m was read,
  * up to ABA: each claim bumps the 4-bit tag, so a CAS could only hit a different page after
@@ -344,10 +344,8 @@ static inline uint64_t node_bits(const struct hot_access *a)
 }
 
 /* The new meta after one access at time now with node and SLOW fields nb (node_bits()),
- * or m itself when the access is ignored (cooldown). Inlined into the hit path and free of
- * branches on the entry's data except the rare one (a promoted page, or a clock read out of order:
- * a "negative" gap): the entry's line is usually a cache miss, and a mispredicted branch on it
- * would hold up every later access until the miss resolves. */
+ * or m itself when the access is ignored (cooldown). record_home() inlines its common case
+ * (no cooldown, inside the window, clock in order); this is the general rule. */
 static inline uint64_t meta_apply(uint64_t m, uint64_t now, uint64_t nb, const struct hot_params *p)
 {
 	uint64_t then = meta_time(m);
@@ -674,13 +672,58 @@ static __attribute__((noinline)) int record_probe(struct hot_table *t, uint64_t 
 	return r == RESTART ? record_retry(t, key, home, a, p) : r;
 }
 
-/* The hit path, for a page found in its home slot (the common case: most tracked pages sit
- * there): two loads and one CAS, with every other case a tail call, so the path needs no
- * saved registers. The home slot is read like any other (see window_find()). */
+/* An access to the live entry in slot home that the hit path could not finish: the rare
+ * meta states, or a lost CAS race (m then holds the value that beat us). */
+static __attribute__((noinline)) int record_slow(struct hot_table *t, size_t home, uint64_t key,
+						 uint64_t m, const struct hot_access *a,
+						 const struct hot_params *p)
+{
+	int r = slot_count(&t->slots[home], key, m, a, p);
+
+	if (r == PUSH)
+		return slot_queue(t, (uint32_t)home);
+	return r == RESTART ? record_retry(t, key, home, a, p) : r;
+}
+
+/* Not in its home slot (internal): the caller looks through the rest of the window. */
+#define NOT_HOME 4
+
+/* The hit path, for a page found in its home slot (most tracked pages sit there): two loads
+ * and one CAS from a new meta value computed without branching on the entry, with every rare
+ * case out of line. Returns 0, 1, -ENOSPC, -EAGAIN or NOT_HOME. */
+static inline int record_home(struct hot_table *t, uint64_t key, size_t home,
+			      const struct hot_access *a, const struct hot_params *p)
+{
+	struct hot_slot *s = &t->slots[home];
+	uint64_t stamp = node_bits(a) | a->now_ms << M_TIME_SHIFT; /* before the miss */
+	uint64_t m, n, count, gap;
+
+	/* Acquire, then the key: the pair slot_count() needs. */
+	m = atomic_load_explicit(&s->meta, memory_order_acquire);
+	if (__builtin_expect(atomic_load_explicit(&s->key, memory_order_relaxed) != key, 0))
+		return NOT_HOME;
+	/* meta_apply() for the common case: no cooldown, inside the window, clock in order. */
+	gap = (a->now_ms - meta_time(m)) & TIME_MASK;
+	if (__builtin_expect((m & (M_BUSY | M_PROMOTED)) || gap > p->window_ms, 0))
+		return record_slow(t, home, key, m, a, p);
+	count = m & M_COUNT_MASK;
+	count += count < HOT_COUNT_MAX;
+	n = (m & M_KEEP) | count | stamp |
+	    (uint64_t)((count >= p->threshold) | (count == HOT_COUNT_MAX)) << M_QUEUED_SHIFT;
+	/* Release: pairs with the meta load-acquire of other writers and of pop(). */
+	if (__builtin_expect(!atomic_compare_exchange_strong_explicit(&s->meta, &m, n,
+								     memory_order_acq_rel,
+								     memory_order_acquire),
+			     0))
+		return record_slow(t, home, key, m, a, p);
+	if (__builtin_expect(n & ~m & M_QUEUED, 0))
+		return slot_queue(t, (uint32_t)home);
+	return 0;
+}
+
 int hot_table_record(struct hot_table *t, const struct hot_access *a, const struct hot_params *p)
 {
-	struct hot_slot *s;
-	uint64_t key, m;
+	uint64_t key;
 	size_t home;
 	int r;
 
@@ -688,48 +731,59 @@ int hot_table_record(struct hot_table *t, const struct hot_access *a, const stru
 		return key_check(a->proc, a->vaddr);
 	key = key_make(a->proc, a->vaddr);
 	home = key_home(t, key);
-	s = &t->slots[home];
-	/* Acquire: as in window_find(). */
-	m = atomic_load_explicit(&s->meta, memory_order_acquire);
-	if (__builtin_expect(atomic_load_explicit(&s->key, memory_order_relaxed) != key, 0))
-		return record_probe(t, key, home, a, p);
-	r = slot_count(s, key, m, a, p);
-	if (__builtin_expect(r == 0, 1))
-		return 0;
-	if (r == PUSH)
-		return slot_queue(t, (uint32_t)home);
-	return record_retry(t, key, home, a, p);
+	r = record_home(t, key, home, a, p);
+	return r == NOT_HOME ? record_probe(t, key, home, a, p) : r;
 }
 
-#define BATCH_AHEAD 16
+/* A batch is taken in blocks: every page's home line is prefetched first, then the hits are
+ * counted; a page missing from its home slot has the rest of its window prefetched and waits
+ * for the end of the block, so the lines of new pages also arrive in parallel. */
+#define BATCH_BLOCK 64
 
-static void prefetch_home(const struct hot_table *t, const struct hot_access *a)
+static inline void prefetch_window(const struct hot_table *t, size_t home)
 {
-	if (key_check(a->proc, a->vaddr) == 0)
-		__builtin_prefetch(&t->slots[key_home(t, key_make(a->proc, a->vaddr))], 1);
+	/* Lines after the home slot's, up to the window's last slot. */
+	for (size_t off = 4; off < PROBE_WINDOW + 3; off += 4)
+		__builtin_prefetch(&t->slots[(home + off) & t->mask], 1);
 }
 
-size_t hot_table_record_batch(struct hot_table *t, const struct hot_access *a, size_t n,
-			      const struct hot_params *p, size_t *dropped)
+static void record_block(struct hot_table *t, const struct hot_access *a, size_t n,
+			 const struct hot_params *p, int *res)
 {
-	size_t queued = 0, lost = 0;
+	size_t home[BATCH_BLOCK];
+	uint64_t key[BATCH_BLOCK];
+	uint8_t later[BATCH_BLOCK];
+	size_t nlater = 0;
 
-	/* Keep BATCH_AHEAD windows in flight: enough to overlap misses, few enough that the
-	 * lines are still in L1 when their turn comes. */
-	for (size_t i = 0; i < n && i < BATCH_AHEAD; i++)
-		prefetch_home(t, &a[i]);
 	for (size_t i = 0; i < n; i++) {
-		int r;
-
-		if (i + BATCH_AHEAD < n)
-			prefetch_home(t, &a[i + BATCH_AHEAD]);
-		r = hot_table_record(t, &a[i], p);
-		queued += r == 1;
-		lost += r < 0 && r != -ENOSPC;
+		key[i] = key_make(a[i].proc, a[i].vaddr);
+		home[i] = key_home(t, key[i]);
+		/* Written inline: GCC drops a prefetch inside a helper it has found pure. */
+		__builtin_prefetch(&t->slots[home[i]], 1);
 	}
-	if (dropped)
-		*dropped = lost;
-	return queued;
+	for (size_t i = 0; i < n; i++) {
+		if (__builtin_expect(!key_valid(a[i].proc, a[i].vaddr), 0)) {
+			res[i] = key_check(a[i].proc, a[i].vaddr);
+			continue;
+		}
+		res[i] = record_home(t, key[i], home[i], &a[i], p);
+		if (res[i] == NOT_HOME) {
+			prefetch_window(t, home[i]);
+			later[nlater++] = (uint8_t)i;
+		}
+	}
+	for (size_t j = 0; j < nlater; j++) {
+		size_t i = later[j];
+
+		res[i] = record_probe(t, key[i], home[i], &a[i], p);
+	}
+}
+
+void hot_table_record_batch(struct hot_table *t, const struct hot_access *a, size_t n,
+			    const struct hot_params *p, int *res)
+{
+	for (size_t i = 0; i < n; i += BATCH_BLOCK)
+		record_block(t, a + i, n - i < BATCH_BLOCK ? n - i : BATCH_BLOCK, p, res + i);
 }
 
 int hot_table_peek(const struct hot_table *t, uint32_t proc, uint64_t vaddr, unsigned *count)

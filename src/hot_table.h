@@ -63,12 +63,12 @@ void hot_table_free(struct hot_table *t);
  * layout, -ERANGE for an address at or above 2^HOT_VADDR_BITS. */
 int hot_table_record(struct hot_table *t, const struct hot_access *a, const struct hot_params *p);
 
-/* Any thread: hot_table_record() for n accesses in order, first prefetching every page's
- * probe window so the cache misses overlap (sources drain samples in batches anyway).
- * Returns how many accesses queued their page; *dropped (if not NULL) gets how many were
- * not counted (-EAGAIN, -EINVAL, -ERANGE). */
-size_t hot_table_record_batch(struct hot_table *t, const struct hot_access *a, size_t n,
-			      const struct hot_params *p, size_t *dropped);
+/* Any thread: hot_table_record() for n accesses, res[i] getting what a[i] returned. Pages
+ * are looked up in blocks whose cache misses overlap (a source drains its samples in batches
+ * anyway), so a page's accesses are counted in order but may count after those of a later
+ * page in the same batch. */
+void hot_table_record_batch(struct hot_table *t, const struct hot_access *a, size_t n,
+			    const struct hot_params *p, int *res);
 
 /* Any thread: count of a tracked page; -ENOENT when untracked, -EINVAL/-ERANGE for bad keys. */
 int hot_table_peek(const struct hot_table *t, uint32_t proc, uint64_t vaddr, unsigned *count);

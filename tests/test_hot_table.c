@@ -400,21 +400,34 @@ static void stores_an_entry_in_sixteen_bytes(void **state)
 static void records_a_batch_like_single_accesses(void **state)
 {
 	struct hot_table *t = mk(1024, 16);
-	struct hot_access a[40];
-	size_t dropped = 99;
+	struct hot_access a[150];
+	int res[150];
+	unsigned queued = 0, bad = 0;
 	(void)state;
 
-	for (unsigned i = 0; i < 40; i++)
+	/* Three blocks (64 + 64 + 22): ten pages, each new in the first block and then found. */
+	for (unsigned i = 0; i < 150; i++)
 		a[i] = (struct hot_access){
 		    .proc = H1, .vaddr = (uint64_t)(i % 10) * PAGE, .now_ms = i, .node = 1};
-	a[39].vaddr = UINT64_C(1) << HOT_VADDR_BITS; /* rejected, reported as dropped */
-	/* Pages 0-8 get 4 accesses, page 9 three: all ten cross threshold 3 once. */
-	assert_int_equal(hot_table_record_batch(t, a, 40, &params, &dropped), 10);
-	assert_int_equal(dropped, 1);
-	assert_int_equal(count_of(t, H1, 0), 4);
-	assert_int_equal(count_of(t, H1, 9 * PAGE), 3);
+	a[39].vaddr = UINT64_C(1) << HOT_VADDR_BITS; /* rejected in place */
+	a[140].proc = 0;
+	hot_table_record_batch(t, a, 150, &params, res);
+	for (unsigned i = 0; i < 150; i++) {
+		queued += res[i] == 1;
+		bad += res[i] < 0;
+		/* Each page's third access (20-29) crosses threshold 3: it alone reports the
+		 * push. */
+		if (i != 39 && i != 140)
+			assert_int_equal(res[i], i / 10 == 2);
+	}
+	assert_int_equal(res[39], -ERANGE);
+	assert_int_equal(res[140], -EINVAL);
+	assert_int_equal(queued, 10);
+	assert_int_equal(bad, 2);
+	assert_int_equal(count_of(t, H1, 0), 14);
+	assert_int_equal(count_of(t, H1, 9 * PAGE), 14);
 	assert_int_equal(hot_table_queued(t), 10);
-	assert_int_equal(hot_table_record_batch(t, a, 0, &params, NULL), 0);
+	hot_table_record_batch(t, a, 0, &params, NULL);
 	hot_table_free(t);
 }
 

@@ -67,22 +67,44 @@ static void tally(struct run *r, unsigned page, int rc)
 		atomic_fetch_add_explicit(&r->full, 1, memory_order_relaxed);
 }
 
+/* Odd writers pass their accesses in batches, as the feeder does, even ones one at a time. */
+#define WBATCH 64
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
 	struct run *r = w->run;
+	struct hot_access a[WBATCH];
+	unsigned pages[WBATCH];
+	int rc[WBATCH];
+	size_t n = 0;
 
 	pthread_barrier_wait(&r->start);
 	/* Each writer walks the pages in its own order so claims and counts collide. */
 	for (unsigned k = 0; k < PAGES; k++) {
 		unsigned page = (k * (2 * w->id + 1) + w->id * 977) % PAGES;
-		struct hot_access a = {
-		    .proc = r->proc, .vaddr = BASE + (uint64_t)page * PAGE, .now_ms = 10};
 
-		a.node = (int)w->id;
-		for (unsigned n = 0; n < accesses_per_writer(page); n++)
-			tally(r, page, hot_table_record(r->t, &a, &r->params));
+		for (unsigned i = 0; i < accesses_per_writer(page); i++) {
+			a[n] = (struct hot_access){.proc = r->proc,
+						   .vaddr = BASE + (uint64_t)page * PAGE,
+						   .now_ms = 10,
+						   .node = (int)w->id};
+			if (w->id % 2 == 0) {
+				tally(r, page, hot_table_record(r->t, &a[n], &r->params));
+				continue;
+			}
+			pages[n++] = page;
+			if (n == WBATCH) {
+				hot_table_record_batch(r->t, a, n, &r->params, rc);
+				for (size_t j = 0; j < n; j++)
+					tally(r, pages[j], rc[j]);
+				n = 0;
+			}
+		}
 	}
+	hot_table_record_batch(r->t, a, n, &r->params, rc);
+	for (size_t j = 0; j < n; j++)
+		tally(r, pages[j], rc[j]);
 	return NULL;
 }
 
