@@ -8,11 +8,12 @@
  * the promoter's overhead on top of the kernel's per-call cost, not migration bandwidth.
  * Recording the pages into the hot table is not timed.
  *
- * The pages are recorded the way the Accessed-bit scanner's events arrive (with the PFN,
- * which puts them on a slow node: hot_access.on_slow), so the promoter knows their placement
- * without asking. The same run also times pages recorded without a physical address (as
- * IBS/PEBS samples without PHYS_ADDR), which take the placement query (move_pages with
- * nodes NULL) per batch: promoter_query_vs_raw.
+ * The pages are recorded the way the Accessed-bit scanner's events arrive: with the PFN,
+ * which puts them on a slow node (hot_access.on_slow), and the page size it read from
+ * kpageflags, so the promoter knows their placement and size without asking. The same run
+ * also times pages recorded without a physical address or size (as IBS/PEBS samples without
+ * PHYS_ADDR), which take the placement query (move_pages with nodes NULL) and the page-size
+ * lookup per batch: promoter_query_vs_raw.
  *
  * The machine is shared and its load comes in bursts, so each repetition times the three
  * sides back to back (in a rotating order) and the ratios are the medians of the per-
@@ -134,7 +135,8 @@ static void bench_queue_all(struct bench *b, bool on_slow)
 				       .vaddr = (uintptr_t)b->pages[i],
 				       .now_ms = b->now_ms,
 				       .node = 0,
-				       .on_slow = on_slow};
+				       .on_slow = on_slow,
+				       .size = on_slow ? HOT_SIZE_BASE : HOT_SIZE_UNKNOWN};
 		int r = hot_table_record(b->hot, &a, &hp);
 
 		if (r != 1)

@@ -26,11 +26,13 @@
 #define MARK_MAX_GAP 16
 
 /* Cached pagemap decode of one page of a region: the PFN seen at the last scan, plus
- * whether its kpageflags were checked for that PFN (KNOWN) and it is marked idle (TRACKED).
- * A slow page not on an LRU list stays unKNOWN, so it is looked at again next scan. */
+ * whether its kpageflags were checked for that PFN (KNOWN), it is marked idle (TRACKED) and
+ * it heads a THP (HUGE). A slow page not on an LRU list stays unKNOWN, so it is looked at
+ * again next scan. */
 #define ENT_PFN	    PAGEMAP_PFN_MASK
 #define ENT_KNOWN   (UINT64_C(1) << 63)
 #define ENT_TRACKED (UINT64_C(1) << 62)
+#define ENT_HUGE    (UINT64_C(1) << 61)
 
 struct abit_region {
 	uint64_t start;
@@ -447,8 +449,9 @@ static void abit_flush(struct abit *a)
 	a->nev = 0;
 }
 
-static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint64_t pfn)
+static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint64_t ent)
 {
+	uint64_t pfn = ent & ENT_PFN;
 	const struct topology *t = a->cfg->topo;
 
 	if (!p->cpu_read) {
@@ -469,6 +472,7 @@ static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint6
 	    .time_ns = a->now_ns,
 	    .source = SRC_ABIT,
 	    .kind = ACCESS_UNKNOWN,
+	    .size = ent & ENT_HUGE ? HOT_SIZE_HUGE : HOT_SIZE_BASE,
 	};
 	if (a->nev == ABIT_EVENT_BATCH)
 		abit_flush(a);
@@ -556,7 +560,7 @@ static int region_compare(struct abit *a, struct abit_proc *p, struct abit_regio
 		hidden += pagemap_present(a->pm[i]) && !pfn;
 		if ((old & ENT_TRACKED) && slow && (old & ENT_PFN) == pfn &&
 		    !idle_words_idle(&a->words, pfn)) {
-			abit_emit(a, p, g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE, pfn);
+			abit_emit(a, p, g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE, old);
 			(*accessed)++;
 		}
 		if (!slow) {
@@ -601,8 +605,10 @@ static int region_learn(struct abit *a, struct abit_region *g, int nneed)
 			enum kpf_class c = kpf_classify(f);
 			uint64_t *e = &g->ent[a->idx[k]];
 
-			if (c == KPF_CLASS_PAGE || c == KPF_CLASS_THP_HEAD)
+			if (c == KPF_CLASS_PAGE)
 				*e |= ENT_KNOWN | ENT_TRACKED;
+			else if (c == KPF_CLASS_THP_HEAD)
+				*e |= ENT_KNOWN | ENT_TRACKED | ENT_HUGE;
 			else if (c == KPF_CLASS_THP_TAIL)
 				*e |= ENT_KNOWN;
 		}

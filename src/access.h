@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "hot_table.h"
 #include "stats.h"
 
 enum access_kind { ACCESS_UNKNOWN, ACCESS_LOAD, ACCESS_STORE };
@@ -22,6 +23,7 @@ struct access_event {
 	uint64_t time_ns;   /* CLOCK_MONOTONIC for live sources; the recording's clock for replay */
 	enum stat_source source;
 	enum access_kind kind;
+	enum hot_size size; /* the page's mapping size, when the source knows it */
 };
 
 struct pghotd_config;

@@ -142,7 +142,8 @@ void feeder_deliver(void *ctx, const struct pghotd_config *cfg, const struct acc
 					   .vaddr = ev[i].vaddr,
 					   .now_ms = now,
 					   .node = ev[i].node,
-					   .on_slow = paddr_on_slow(cfg, ev[i].paddr)};
+					   .on_slow = paddr_on_slow(cfg, ev[i].paddr),
+					   .size = ev[i].size};
 		src[k++] = ev[i].source;
 		if (k == BLOCK) {
 			record_block(f, a, src, k, &hp);

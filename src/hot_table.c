@@ -5,16 +5,19 @@
  *   key:  PEND(63) | proc handle (36-62, 27 bits: slot 16 + generation 11, see procs.h)
  *         | vpn (0-35: 4 KiB pages below 2^48)                 0 = EMPTY
  *   meta: time ms (26-63, 38 bits, compared modulo 2^38 = 8.7 years) | tag (22-25)
- *         | BUSY(21) | DEAD(20) | PROMOTED(19) | QUEUED(18) | SLOW(17) | node+1 (8-16)
- *         | count (0-7)
+ *         | BUSY(21) | DEAD(20) | PROMOTED(19) | QUEUED(18) | SLOW(17) | size (15-16)
+ *         | node+1 (8-14) | count (0-7)
  *
- * SLOW and the node describe the last access: the node of its CPU (HOT_NODE_MAX at most;
- * larger ids are kept as unknown) and whether it saw the page on a slow node.
+ * SLOW, size and the node describe the last access: the node of its CPU (HOT_NODE_MAX at
+ * most; larger ids are kept as unknown), whether it saw the page on a slow node, and the
+ * page's mapping size if the source could tell (enum hot_size).
  *
  * A page lives in the probe window of PROBE_WINDOW slots that starts at hash(key). Lookups scan
  * the whole window (no tombstones needed, since freeing never breaks a chain). The ready queue
  * is a bounded ring of sequence-numbered cells (Vyukov's MPMC queue, used as MPSC) holding
- * slot indices.
+ * slot indices, each with a copy of the entry's key and meta as its pusher left them: pop()
+ * then reads only the ring, not an entry line per candidate, unless some queued entry was
+ * marked DEAD (counted in dead), when it reads the entries to drop those.
  *
  * Entry states and who moves them:
  *   FREE     key 0, meta BUSY              the resting state of an unused slot
@@ -68,7 +71,9 @@
 
 #define M_COUNT_MASK   UINT64_C(0xff)
 #define M_NODE_SHIFT   8
-#define M_NODE_MASK    (UINT64_C(0x1ff) << M_NODE_SHIFT)
+#define M_NODE_MASK    (UINT64_C(0x7f) << M_NODE_SHIFT)
+#define M_SIZE_SHIFT   15
+#define M_SIZE_MASK    (UINT64_C(3) << M_SIZE_SHIFT)
 #define M_SLOW	       (UINT64_C(1) << 17)
 #define M_QUEUED_SHIFT 18
 #define M_QUEUED       (UINT64_C(1) << M_QUEUED_SHIFT)
@@ -78,8 +83,10 @@
 #define M_TAG_SHIFT    22
 #define M_TAG_MASK     (UINT64_C(0xf) << M_TAG_SHIFT)
 #define M_TIME_SHIFT   26
+/* What an access sets: its node, SLOW and size fields (access_bits()). */
+#define M_ACCESS (M_NODE_MASK | M_SIZE_MASK | M_SLOW)
 /* What an access leaves as it was: the state bits and the tag. */
-#define M_KEEP	  (((UINT64_C(1) << M_TIME_SHIFT) - 1) & ~(M_COUNT_MASK | M_NODE_MASK | M_SLOW))
+#define M_KEEP	  (((UINT64_C(1) << M_TIME_SHIFT) - 1) & ~(M_COUNT_MASK | M_ACCESS))
 #define TIME_BITS 38
 #define TIME_MASK ((UINT64_C(1) << TIME_BITS) - 1)
 
@@ -87,6 +94,7 @@
 
 #define NODE_MAX HOT_NODE_MAX
 _Static_assert(NODE_MAX + 1 <= (M_NODE_MASK >> M_NODE_SHIFT), "node+1 must fit its field");
+_Static_assert(HOT_SIZE_HUGE <= (M_SIZE_MASK >> M_SIZE_SHIFT), "the size must fit its field");
 
 /* Internal: the lookup must start over. */
 #define RESTART 2
@@ -103,6 +111,7 @@ _Static_assert(sizeof(struct hot_slot) == 16, "entry must stay 16 bytes");
 struct ready_cell {
 	_Atomic size_t seq;
 	uint32_t slot;
+	uint64_t key, meta; /* the entry as pushed: key stays while QUEUED */
 };
 
 struct hot_table {
@@ -118,6 +127,7 @@ struct hot_table {
 	_Alignas(64) _Atomic size_t used;
 	_Atomic uint64_t replacements;
 	_Atomic uint64_t reclaims;
+	_Atomic size_t dead; /* entries marked DEAD and not yet freed */
 };
 
 static inline void cpu_relax(void)
@@ -275,6 +285,9 @@ static bool slot_free(struct hot_table *t, struct hot_slot *s, uint64_t m)
 	if (!atomic_compare_exchange_strong_explicit(&s->meta, &m, busy, memory_order_acq_rel,
 						     memory_order_relaxed))
 		return false;
+	/* Relaxed: a hint for pop() (see there). */
+	if (m & M_DEAD)
+		atomic_fetch_sub_explicit(&t->dead, 1, memory_order_relaxed);
 	/* Relaxed gauge, but before the key store: the next claimer's increment then happens
 	 * after this decrement, so used never reads above the capacity. */
 	atomic_fetch_sub_explicit(&t->used, 1, memory_order_relaxed);
@@ -286,7 +299,7 @@ static bool slot_free(struct hot_table *t, struct hot_slot *s, uint64_t m)
 
 /* Ready queue, producer side (any writer). Vyukov's bounded queue: a cell is free for the
  * producer at position pos when its seq equals pos. */
-static int ready_push(struct hot_table *t, uint32_t slot)
+static int ready_push(struct hot_table *t, uint32_t slot, uint64_t key, uint64_t meta)
 {
 	size_t pos = atomic_load_explicit(&t->enq_pos, memory_order_relaxed);
 	struct ready_cell *c;
@@ -310,6 +323,8 @@ static int ready_push(struct hot_table *t, uint32_t slot)
 			break;
 	}
 	c->slot = slot;
+	c->key = key;
+	c->meta = meta;
 	/* Release: pairs with the load-acquire of seq in hot_table_pop(). */
 	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
 	return 0;
@@ -335,17 +350,20 @@ static void slot_unqueue(struct hot_table *t, struct hot_slot *s)
 	}
 }
 
-/* The node and SLOW fields of meta for access a (node -1 or out of range: unknown). */
-static inline uint64_t node_bits(const struct hot_access *a)
+/* The node, size and SLOW fields of meta for access a (node -1 or out of range, or a size
+ * out of range: unknown). */
+static inline uint64_t access_bits(const struct hot_access *a)
 {
 	uint64_t n = (unsigned)a->node <= NODE_MAX ? ((uint64_t)a->node + 1) << M_NODE_SHIFT : 0;
+	uint64_t z = (unsigned)a->size <= HOT_SIZE_HUGE ? (uint64_t)a->size << M_SIZE_SHIFT : 0;
 
-	return n | (a->on_slow ? M_SLOW : 0);
+	return n | z | (a->on_slow ? M_SLOW : 0);
 }
 
-/* The new meta after one access at time now with node and SLOW fields nb (node_bits()),
- * or m itself when the access is ignored (cooldown). record_home() inlines its common case
- * (no cooldown, inside the window, clock in order); this is the general rule. */
+/* The new meta after one access at time now with node, size and SLOW fields nb
+ * (access_bits()), or m itself when the access is ignored (cooldown). record_home() inlines
+ * its common case (no cooldown, inside the window, clock in order); this is the general
+ * rule. */
 static inline uint64_t meta_apply(uint64_t m, uint64_t now, uint64_t nb, const struct hot_params *p)
 {
 	uint64_t then = meta_time(m);
@@ -382,7 +400,14 @@ static inline uint64_t meta_apply(uint64_t m, uint64_t now, uint64_t nb, const s
 /* The writer whose CAS set QUEUED: push the entry, or hand it back when the ring is full. */
 static __attribute__((noinline)) int slot_queue(struct hot_table *t, uint32_t idx)
 {
-	if (ready_push(t, idx) == 0)
+	struct hot_slot *s = &t->slots[idx];
+	/* Relaxed: the queue owns the entry now (its key cannot change until done()), and the
+	 * copy travels to pop() under the cell's release. Meta is as fresh as a read can be; a
+	 * DEAD mark after it is caught by done(). The line is ours from the CAS just made. */
+	uint64_t key = atomic_load_explicit(&s->key, memory_order_relaxed);
+	uint64_t meta = atomic_load_explicit(&s->meta, memory_order_relaxed);
+
+	if (ready_push(t, idx, key, meta) == 0)
 		return 1;
 	slot_unqueue(t, &t->slots[idx]);
 	return -ENOSPC;
@@ -396,7 +421,7 @@ static __attribute__((noinline)) int slot_queue(struct hot_table *t, uint32_t id
 static inline int slot_count(struct hot_slot *s, uint64_t key, uint64_t m,
 			     const struct hot_access *a, const struct hot_params *p)
 {
-	uint64_t nb = node_bits(a), n;
+	uint64_t nb = access_bits(a), n;
 
 	for (;;) {
 		if (__builtin_expect(m & M_BUSY, 0))
@@ -483,7 +508,7 @@ static int slot_claim(struct hot_table *t, size_t home, unsigned pos, uint64_t k
 		return RESTART;
 	m = atomic_load_explicit(&s->meta, memory_order_relaxed); /* ours: BUSY since free */
 	m = ((m + (UINT64_C(1) << M_TAG_SHIFT)) & M_TAG_MASK) | a->now_ms << M_TIME_SHIFT;
-	m = meta_apply(m, a->now_ms, node_bits(a), p);
+	m = meta_apply(m, a->now_ms, access_bits(a), p);
 	/* Release: pairs with the meta load-acquire in window_find() and pop(). */
 	atomic_store_explicit(&s->meta, m, memory_order_release);
 	atomic_fetch_add_explicit(&t->used, 1, memory_order_relaxed);
@@ -695,7 +720,7 @@ static inline int record_home(struct hot_table *t, uint64_t key, size_t home,
 			      const struct hot_access *a, const struct hot_params *p)
 {
 	struct hot_slot *s = &t->slots[home];
-	uint64_t stamp = node_bits(a) | a->now_ms << M_TIME_SHIFT; /* before the miss */
+	uint64_t stamp = access_bits(a) | a->now_ms << M_TIME_SHIFT; /* before the miss */
 	uint64_t m, n, count, gap;
 
 	/* Acquire, then the key: the pair slot_count() needs. */
@@ -816,7 +841,21 @@ void hot_table_set_proc_check(struct hot_table *t, bool (*valid)(void *ctx, uint
 	t->proc_ctx = ctx;
 }
 
-/* Promoter: turn a popped slot into a candidate; frees it instead if its process is gone. */
+static struct hot_candidate candidate_of(uint32_t idx, uint64_t k, uint64_t m)
+{
+	return (struct hot_candidate){
+	    .proc = key_proc(k),
+	    .vaddr = (k & VPN_MASK) << HOT_PAGE_SHIFT,
+	    .node = meta_node(m),
+	    .count = meta_count(m),
+	    .slot = idx,
+	    .on_slow = (m & M_SLOW) != 0,
+	    .size = (enum hot_size)((m & M_SIZE_MASK) >> M_SIZE_SHIFT),
+	};
+}
+
+/* Promoter: a popped slot's candidate from the entry itself; frees it instead if its process
+ * was forgotten (DEAD). */
 static bool slot_candidate(struct hot_table *t, uint32_t idx, struct hot_candidate *c)
 {
 	struct hot_slot *s = &t->slots[idx];
@@ -833,62 +872,49 @@ static bool slot_candidate(struct hot_table *t, uint32_t idx, struct hot_candida
 				return false;
 			continue;
 		}
-		*c = (struct hot_candidate){
-		    .proc = key_proc(k),
-		    .vaddr = (k & VPN_MASK) << HOT_PAGE_SHIFT,
-		    .node = meta_node(m),
-		    .count = meta_count(m),
-		    .slot = idx,
-		    .on_slow = (m & M_SLOW) != 0,
-		};
+		*c = candidate_of(idx, k, m);
 		return true;
 	}
 }
 
-/* Ready-queue consumer: up to max slot indices, oldest first, each slot's line prefetched. */
-static size_t ready_take(struct hot_table *t, uint32_t *idx, size_t max)
+size_t hot_table_pop_strided(struct hot_table *t, void *out, size_t stride, size_t max)
 {
+	char *o = out;
 	/* Relaxed: only this thread writes deq_pos. */
 	size_t pos = atomic_load_explicit(&t->deq_pos, memory_order_relaxed);
+	/* Relaxed: a hint. A DEAD mark it misses was made after the pusher's copy, as if after
+	 * this pop: done() frees such an entry. */
+	bool look = atomic_load_explicit(&t->dead, memory_order_relaxed) != 0;
 	size_t n = 0;
 
 	while (n < max) {
 		struct ready_cell *c = &t->ring[pos & t->ring_mask];
 		/* Acquire: pairs with the store-release of seq in ready_push(). */
 		size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+		uint32_t idx;
+		uint64_t k, m;
 
 		if (seq != pos + 1)
 			break;
-		idx[n] = c->slot;
+		idx = c->slot;
+		k = c->key;
+		m = c->meta;
 		/* Release: pairs with the load-acquire of seq in ready_push(). */
 		atomic_store_explicit(&c->seq, pos + t->ring_mask + 1, memory_order_release);
-		__builtin_prefetch(&t->slots[idx[n++]]);
 		pos++;
+		if (!look)
+			*(struct hot_candidate *)(o + n++ * stride) = candidate_of(idx, k, m);
+		else if (slot_candidate(t, idx, (struct hot_candidate *)(o + n * stride)))
+			n++;
 	}
-	/* Relaxed, once per block: deq_pos only feeds the hot_table_queued() estimate. */
+	/* Relaxed: deq_pos only feeds the hot_table_queued() estimate besides this thread. */
 	atomic_store_explicit(&t->deq_pos, pos, memory_order_relaxed);
 	return n;
 }
 
-/* Queued entries sit anywhere in the table: taking a block of indices first lets the slots'
- * cache misses overlap instead of costing one full miss per candidate. */
-#define POP_BLOCK 64
-
 size_t hot_table_pop(struct hot_table *t, struct hot_candidate *out, size_t max)
 {
-	uint32_t idx[POP_BLOCK];
-	size_t n = 0;
-
-	while (n < max) {
-		size_t got = ready_take(t, idx, max - n < POP_BLOCK ? max - n : POP_BLOCK);
-
-		for (size_t i = 0; i < got; i++)
-			if (slot_candidate(t, idx[i], &out[n]))
-				n++;
-		if (got == 0)
-			break;
-	}
-	return n;
+	return hot_table_pop_strided(t, out, sizeof(*out), max);
 }
 
 void hot_table_prefetch(const struct hot_table *t, uint32_t slot)
@@ -947,10 +973,13 @@ static bool slot_forget(struct hot_table *t, struct hot_slot *s, uint64_t key)
 				return true;
 			continue;
 		}
-		/* The queue still points here: mark it, pop() or the pusher frees it. */
+		/* The queue still points here: mark it, pop(), done() or the pusher frees it. */
 		if (atomic_compare_exchange_weak_explicit(
-			&s->meta, &m, m | M_DEAD, memory_order_acq_rel, memory_order_relaxed))
+			&s->meta, &m, m | M_DEAD, memory_order_acq_rel, memory_order_relaxed)) {
+			/* Relaxed: a hint for pop(); slot_free() takes it back. */
+			atomic_fetch_add_explicit(&t->dead, 1, memory_order_relaxed);
 			return true;
+		}
 	}
 }
 

@@ -17,7 +17,15 @@
 #define HOT_PAGE_SHIFT 12
 #define HOT_VADDR_BITS 48
 #define HOT_COUNT_MAX  255
-#define HOT_NODE_MAX   510 /* node+1 is kept in 9 bits of the entry */
+#define HOT_NODE_MAX   126 /* node+1 is kept in 7 bits of the entry (CONFIG_MAX_NODES is 64) */
+
+/* A page's mapping size as a source saw it: the Accessed-bit scanner knows it from
+ * kpageflags (a THP head), so the promoter need not look it up again. */
+enum hot_size {
+	HOT_SIZE_UNKNOWN,
+	HOT_SIZE_BASE,
+	HOT_SIZE_HUGE, /* a transparent huge page: moves and is charged as a whole */
+};
 
 struct hot_table;
 
@@ -29,6 +37,7 @@ struct hot_access {
 	/* The access came with a physical address on a slow node (the Accessed-bit scanner's
 	 * PFN, an IBS/PEBS PHYS_ADDR): the page's placement is known without asking. */
 	bool on_slow;
+	enum hot_size size; /* as the source saw it; HOT_SIZE_UNKNOWN (0) when it cannot tell */
 };
 
 struct hot_params {
@@ -37,13 +46,15 @@ struct hot_params {
 	unsigned cooldown_ms; /* a promoted page is not queued again within this */
 };
 
+/* A queued page, as the access that queued it left the entry. */
 struct hot_candidate {
-	uint32_t proc;
 	uint64_t vaddr; /* page aligned */
-	int node;	/* node of the last accessing CPU, -1 unknown */
+	uint32_t proc;
+	int node; /* node of the last accessing CPU, -1 unknown */
 	unsigned count;
-	uint32_t slot; /* entry index, for hot_table_done() */
-	bool on_slow;  /* the last access saw the page on a slow node (hot_access.on_slow) */
+	uint32_t slot;	    /* entry index, for hot_table_done() */
+	enum hot_size size; /* as the last access saw it */
+	bool on_slow;	    /* the last access saw the page on a slow node (hot_access.on_slow) */
 };
 
 enum hot_outcome {
@@ -80,6 +91,9 @@ void hot_table_set_proc_check(struct hot_table *t, bool (*valid)(void *ctx, uint
 
 /* Promoter thread only: up to max candidates, oldest first. */
 size_t hot_table_pop(struct hot_table *t, struct hot_candidate *out, size_t max);
+/* hot_table_pop() into candidates stride bytes apart, for a caller that keeps each inside a
+ * larger record of its own (the promoter's work items): no copy afterwards. */
+size_t hot_table_pop_strided(struct hot_table *t, void *out, size_t stride, size_t max);
 /* Promoter thread only: start loading a popped candidate's entry (by c->slot) into the
  * cache ahead of hot_table_done(); a hint, no effect on the table. */
 void hot_table_prefetch(const struct hot_table *t, uint32_t slot);

@@ -40,6 +40,8 @@
 /* Rounds of pop-and-move per interval when the bucket allows: bounds one interval's work
  * while letting an unlimited promoter keep up with a busy queue. */
 #define MAX_ROUNDS 4
+/* Entries prefetched ahead of the one being settled (bench_promoter: 64 beat 16 and 256). */
+#define SETTLE_AHEAD 64
 #define MIB	   (UINT64_C(1) << 20)
 
 struct work_item {
@@ -61,6 +63,7 @@ struct promoter {
 	bool charged;	 /* pages being moved were paid for: refund the ones that fail */
 	bool limited;	 /* this interval ran out of tokens */
 	bool free_fresh; /* free memory refreshed this interval */
+	pid_t near_pid;	 /* the process go_near() moved next to this interval, 0 none */
 	bool memo_valid; /* last pick_target() answer, valid within one placement query */
 	int memo_from, memo_where, memo_target;
 	bool paused[TOPO_MAX_NODES];
@@ -69,7 +72,7 @@ struct promoter {
 	size_t nr_work;
 	struct work_item *deferred;
 	size_t nr_deferred;
-	struct hot_candidate *pop;
+	bool one_proc; /* every page of the work array is of one process */
 
 	/* Scratch for one move_pages call. */
 	void *addrs[PROMOTER_MAX_BATCH];
@@ -77,6 +80,7 @@ struct promoter {
 	int nodes[PROMOTER_MAX_BATCH];
 	int status[PROMOTER_MAX_BATCH];
 	uint64_t sizes[PROMOTER_MAX_BATCH];
+	uint64_t lookup[PROMOTER_MAX_BATCH]; /* page_sizes() answers, for vaddrs */
 	struct work_item *sel[PROMOTER_MAX_BATCH];
 	bool known[PROMOTER_MAX_BATCH]; /* placement given by the sample (select_slow) */
 	uint64_t node_pages[TOPO_MAX_NODES];
@@ -84,6 +88,7 @@ struct promoter {
 
 	struct interval_tally tally;
 	uint64_t base_page;
+	uint64_t huge_page; /* a PMD's worth: 2 MiB with 4 KiB pages */
 
 	/* Thread. */
 	struct worker w;
@@ -102,6 +107,12 @@ static unsigned batch_size(const struct pghotd_config *cfg)
 	return b > PROMOTER_MAX_BATCH ? PROMOTER_MAX_BATCH : b;
 }
 
+/* A PMD maps one page table page of 8-byte entries: 2 MiB with 4 KiB pages. */
+static uint64_t pmd_size(uint64_t base_page)
+{
+	return base_page * (base_page / 8);
+}
+
 int promoter_new(const struct promoter_deps *deps, struct promoter **out)
 {
 	struct promoter *p;
@@ -114,19 +125,18 @@ int promoter_new(const struct promoter_deps *deps, struct promoter **out)
 	if (p->d.kick_mark == 0)
 		p->d.kick_mark = PROMOTER_MAX_BATCH;
 	p->base_page = ps > 0 ? (uint64_t)ps : 4096;
+	p->huge_page = pmd_size(p->base_page);
 	p->work = calloc(PROMOTER_WORK_MAX, sizeof(*p->work));
 	p->deferred = calloc(PROMOTER_WORK_MAX, sizeof(*p->deferred));
-	p->pop = calloc(PROMOTER_WORK_MAX, sizeof(*p->pop));
 	int r = worker_init(&p->w, "promoter");
 
-	if (!p->work || !p->deferred || !p->pop || r < 0) {
+	if (!p->work || !p->deferred || r < 0) {
 		if (r == 0) {
 			worker_fini(&p->w);
 			r = -ENOMEM;
 		}
 		free(p->work);
 		free(p->deferred);
-		free(p->pop);
 		free(p);
 		return r;
 	}
@@ -149,7 +159,6 @@ void promoter_free(struct promoter *p)
 	worker_fini(&p->w);
 	free(p->work);
 	free(p->deferred);
-	free(p->pop);
 	free(p);
 }
 
@@ -383,29 +392,47 @@ static long move_selected(struct promoter *p, const struct pghotd_config *cfg, p
 		}
 		return 0;
 	}
-	/* The move walked n pages' worth of kernel data: the entries to settle have left the
-	 * cache, so ask for all of them before settling the first. */
-	for (size_t i = 0; i < n; i++)
+	/* The entries to settle are not in the cache (pop() read the queue's copies, and the
+	 * move walked n pages' worth of kernel data): keep SETTLE_AHEAD of them in flight, so
+	 * their misses overlap each other and the settling CASes. */
+	for (size_t i = 0; i < n && i < SETTLE_AHEAD; i++)
 		hot_table_prefetch(p->d.hot, p->sel[i]->c.slot);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (i + SETTLE_AHEAD < n)
+			hot_table_prefetch(p->d.hot, p->sel[i + SETTLE_AHEAD]->c.slot);
 		moved += settle_status(p, cfg, p->sel[i], p->status[i], p->nodes[i], p->sizes[i],
 				       can_defer, now);
+	}
 	flush_promoted(p);
 	return moved;
 }
 
+/* Sizes of p->sel[0..n) into p->sizes: as the source saw them (the Accessed-bit scanner
+ * knows THP heads from kpageflags), else from one page-size lookup for the rest. */
 static void fetch_sizes(struct promoter *p, pid_t pid, size_t n)
 {
+	size_t k = 0;
 	int r;
 
-	for (size_t i = 0; i < n; i++)
-		p->vaddrs[i] = p->sel[i]->c.vaddr;
-	r = p->d.ops->page_sizes(p->d.ops->ctx, pid, p->vaddrs, n, p->sizes);
-	if (r >= 0)
+	for (size_t i = 0; i < n; i++) {
+		enum hot_size z = p->sel[i]->c.size;
+
+		p->sizes[i] = z == HOT_SIZE_HUGE ? p->huge_page : p->base_page;
+		if (z == HOT_SIZE_UNKNOWN)
+			p->vaddrs[k++] = p->sel[i]->c.vaddr;
+	}
+	if (k == 0)
 		return;
-	log_debug("page sizes of pid=%d unknown (%s), charging base pages", (int)pid, strerror(-r));
+	r = p->d.ops->page_sizes(p->d.ops->ctx, pid, p->vaddrs, k, p->lookup);
+	if (r < 0) {
+		log_debug("page sizes of pid=%d unknown (%s), charging base pages", (int)pid,
+			  strerror(-r));
+		return;
+	}
+	k = 0;
 	for (size_t i = 0; i < n; i++)
-		p->sizes[i] = p->base_page;
+		if (p->sel[i]->c.size == HOT_SIZE_UNKNOWN)
+			p->sizes[i] = p->lookup[k++];
 }
 
 /* ---- one process chunk ------------------------------------------------------------- */
@@ -626,11 +653,8 @@ static int by_vaddr(const void *a, const void *b)
 static void group_work(struct promoter *p)
 {
 	size_t i = 0;
-	bool one_proc = true;
 
-	for (size_t k = 1; k < p->nr_work && one_proc; k++)
-		one_proc = p->work[k].c.proc == p->work[0].c.proc;
-	if (one_proc)
+	if (p->one_proc)
 		return;
 	qsort(p->work, p->nr_work, sizeof(*p->work), by_proc_seq);
 	while (i < p->nr_work) {
@@ -655,51 +679,57 @@ static void sort_chunk(struct work_item *items, size_t n)
 	}
 }
 
-/* Drops pages of processes that are gone; fills in pids. */
-static void resolve_pids(struct promoter *p, uint64_t now)
+/* The last process handle gather() resolved to a pid (handles are never 0). */
+struct pid_memo {
+	uint32_t proc;
+	pid_t pid;
+};
+
+/* Appends candidate c (popped in place, or a deferred page with its retries) to the work
+ * array with its process's pid, or settles it if the process is gone. Pages of one process
+ * come in runs: one lookup per run. */
+static void work_add(struct promoter *p, const struct hot_candidate *c, uint16_t retries,
+		     struct pid_memo *memo, uint64_t now)
 {
-	size_t k = 0;
-	uint32_t last = 0; /* handles are never 0 */
-	pid_t last_pid = 0;
+	struct work_item *w = &p->work[p->nr_work];
 
-	for (size_t i = 0; i < p->nr_work; i++) {
-		struct work_item *it = &p->work[i];
-
-		/* Pages of one process come in runs: one lookup per run. */
-		if (it->c.proc != last) {
-			if (procs_pid(p->d.procs, it->c.proc, &last_pid) < 0) {
-				fail(p, it, FAIL_NOPROC, HOT_DROP, now);
-				continue;
-			}
-			last = it->c.proc;
+	if (c->proc != memo->proc) {
+		if (procs_pid(p->d.procs, c->proc, &memo->pid) < 0) {
+			memo->proc = 0;
+			fail(p, &(struct work_item){.c = *c}, FAIL_NOPROC, HOT_DROP, now);
+			return;
 		}
-		it->pid = last_pid;
-		if (k != i)
-			p->work[k] = *it;
-		k++;
+		memo->proc = c->proc;
 	}
-	p->nr_work = k;
+	w->c = *c;
+	w->pid = memo->pid;
+	w->seq = (uint32_t)p->nr_work;
+	w->group = 0;
+	w->retries = retries;
+	p->one_proc &= c->proc == p->work[0].c.proc;
+	p->nr_work++;
 }
 
-/* Fills the work array: deferred pages first (first round only), then the queue. Returns
- * how many were popped. */
-static size_t gather(struct promoter *p, bool first_round)
+/* Fills the work array: deferred pages first (first round only), then the queue, dropping
+ * pages of processes that are gone. Returns how many were popped. */
+static size_t gather(struct promoter *p, bool first_round, uint64_t now)
 {
-	size_t room, got;
+	struct pid_memo memo = {0};
+	size_t room, got, deferred = first_round ? p->nr_deferred : 0;
 
 	p->nr_work = 0;
+	p->one_proc = true;
+	/* The deferred list is refilled only by process_work(), after this copy. */
 	if (first_round) {
-		memcpy(p->work, p->deferred, p->nr_deferred * sizeof(*p->work));
-		p->nr_work = p->nr_deferred;
 		p->nr_deferred = 0;
-		for (size_t i = 0; i < p->nr_work; i++)
-			p->work[i].seq = (uint32_t)i;
+		for (size_t i = 0; i < deferred; i++)
+			work_add(p, &p->deferred[i].c, p->deferred[i].retries, &memo, now);
 	}
 	room = PROMOTER_WORK_MAX - p->nr_work - p->nr_deferred;
-	got = hot_table_pop(p->d.hot, p->pop, room);
-	for (size_t i = 0; i < got; i++, p->nr_work++)
-		p->work[p->nr_work] =
-		    (struct work_item){.c = p->pop[i], .seq = (uint32_t)p->nr_work};
+	/* Straight into the work array; work_add() then compacts over pages it drops. */
+	got = hot_table_pop_strided(p->d.hot, &p->work[p->nr_work].c, sizeof(*p->work), room);
+	for (size_t i = 0, from = p->nr_work; i < got; i++)
+		work_add(p, &p->work[from + i].c, 0, &memo, now);
 	stats_add(p->d.stats, ST_PROMOTE_CANDIDATES, got);
 	return got;
 }
@@ -708,8 +738,14 @@ static size_t gather(struct promoter *p, bool first_round)
  * (kernels before 6.4) needs no interrupt to another CPU for a single-threaded task. */
 static bool go_near(struct promoter *p, const struct pghotd_config *cfg, pid_t pid)
 {
-	return cfg->promotion.move_near_task && !cfg->dry_run && p->d.ops->run_near &&
-	       p->d.ops->run_near(p->d.ops->ctx, pid) == 0;
+	/* Once per process and interval: finding the task's CPU reads its /proc stat file. */
+	if (pid == p->near_pid)
+		return true;
+	if (!cfg->promotion.move_near_task || cfg->dry_run || !p->d.ops->run_near ||
+	    p->d.ops->run_near(p->d.ops->ctx, pid) < 0)
+		return false;
+	p->near_pid = pid;
+	return true;
 }
 
 /* Walks the grouped work array one process and one batch at a time. */
@@ -726,7 +762,7 @@ static long process_work(struct promoter *p, const struct pghotd_config *cfg, ui
 
 		/* End of this process's group: found once per group, not once per batch. */
 		if (i >= end) {
-			end = i;
+			end = p->one_proc ? p->nr_work : i;
 			while (end < p->nr_work && p->work[end].c.proc == p->work[i].c.proc)
 				end++;
 			near |= go_near(p, cfg, p->work[i].pid);
@@ -771,6 +807,7 @@ static void begin_interval(struct promoter *p, const struct pghotd_config *cfg, 
 	memset(&p->tally, 0, sizeof(p->tally));
 	p->limited = false;
 	p->free_fresh = false;
+	p->near_pid = 0;
 }
 
 static void log_interval(const struct promoter *p)
@@ -793,8 +830,10 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 
 	begin_interval(p, cfg, now_ms);
 	for (int round = 0; round < MAX_ROUNDS && !p->limited; round++) {
-		size_t popped = gather(p, round == 0);
+		size_t popped = gather(p, round == 0, now_ms);
 
+		if (p->nr_work == 0 && popped > 0)
+			continue; /* every page was of a gone process: take more */
 		if (p->nr_work == 0) {
 			if (round == 0 && p->near_pinned && p->d.ops->run_anywhere) {
 				p->d.ops->run_anywhere(
@@ -803,7 +842,6 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 			}
 			break;
 		}
-		resolve_pids(p, now_ms);
 		group_work(p);
 		moved += process_work(p, cfg, now_ms);
 		p->nr_work = 0;
@@ -1146,8 +1184,7 @@ static int real_page_sizes(void *ctx, pid_t pid, const uint64_t *addrs, size_t n
 
 	(void)ctx;
 	z.base = ps > 0 ? (uint64_t)ps : 4096;
-	/* A PMD maps one page table page of 8-byte entries: 2 MiB with 4 KiB pages. */
-	z.huge = z.base * (z.base / 8);
+	z.huge = pmd_size(z.base);
 	for (size_t i = 0; i < n; i++)
 		sizes[i] = z.base;
 	if (n == 0)

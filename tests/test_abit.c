@@ -590,6 +590,7 @@ static void test_round_reports_accessed_slow_pages_and_nothing_else(void **state
 	assert_int_equal(f->ev[0].pid, 100);
 	assert_int_equal(f->ev[0].vaddr, VA);
 	assert_int_equal(f->ev[0].paddr, (uint64_t)(SLOW_PFN + 76) << 12);
+	assert_int_equal(f->ev[0].size, HOT_SIZE_BASE);
 	assert_int_equal(f->ev[0].cpu, 1);
 	assert_int_equal(f->ev[0].node, 0);
 	assert_int_equal(f->ev[0].source, SRC_ABIT);
@@ -641,6 +642,7 @@ static void test_thp_is_tracked_once_by_its_head(void **state)
 	assert_int_equal(fx_interval(f), 1);
 	assert_int_equal(f->ev[0].vaddr, VA);
 	assert_int_equal(f->ev[0].paddr, head << 12);
+	assert_int_equal(f->ev[0].size, HOT_SIZE_HUGE); /* the promoter needs no lookup */
 }
 
 static void test_page_moved_between_mark_and_read_is_not_reported(void **state)

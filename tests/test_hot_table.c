@@ -94,8 +94,55 @@ static void queues_a_page_once_when_it_reaches_the_threshold(void **state)
 	assert_int_equal(c[0].proc, H1);
 	assert_int_equal(c[0].vaddr, 0x20000);
 	assert_int_equal(c[0].node, 2);
-	assert_int_equal(c[0].count, 4);
+	assert_int_equal(c[0].count, 3); /* as the access that queued it left it */
 	assert_int_equal(hot_table_pop(t, c, 4), 0);
+	hot_table_free(t);
+}
+
+/* An access of proc H1 to vaddr at now, from node, as seen by a source. */
+static struct hot_access seen(uint64_t vaddr, uint64_t now, int node, bool on_slow,
+			      enum hot_size size)
+{
+	return (struct hot_access){
+	    .proc = H1, .vaddr = vaddr, .now_ms = now, .node = node, .on_slow = on_slow,
+	    .size = size};
+}
+
+static void assert_seen(const struct hot_candidate *c, int node, bool on_slow, enum hot_size size)
+{
+	assert_int_equal(c->node, node);
+	assert_int_equal(c->on_slow, on_slow);
+	assert_int_equal(c->size, size);
+}
+
+static void the_last_access_sets_node_placement_and_size(void **state)
+{
+	struct hot_table *t = mk(1024, 16);
+	struct hot_candidate c[2];
+	struct hot_access a = seen(0x40000, 1, 64, true, HOT_SIZE_HUGE);
+	/* A node and a size out of range read back as unknown. */
+	struct hot_access b = seen(0x50000, 1, HOT_NODE_MAX + 1, false, HOT_SIZE_HUGE + 1);
+	(void)state;
+
+	/* Page a: seen huge and slow from node 64 twice, then by a source that cannot tell. */
+	assert_int_equal(hot_table_record(t, &a, &params), 0);
+	assert_int_equal(hot_table_record(t, &a, &params), 0);
+	a = seen(0x40000, 1, 3, false, HOT_SIZE_UNKNOWN);
+	assert_int_equal(hot_table_record(t, &a, &params), 1);
+	for (int i = 0; i < 3; i++)
+		hot_table_record(t, &b, &params);
+	assert_int_equal(hot_table_pop(t, c, 2), 2);
+	assert_seen(&c[0], 3, false, HOT_SIZE_UNKNOWN);
+	assert_seen(&c[1], -1, false, HOT_SIZE_UNKNOWN);
+	assert_int_equal(c[1].count, 3); /* the fields did not spill into the count */
+
+	/* Past the window counting starts over, and the fields follow the new accesses. */
+	hot_table_done(t, &c[0], HOT_RETRY, 2000);
+	a = seen(0x40000, 2000, 64, true, HOT_SIZE_HUGE);
+	for (int i = 0; i < 3; i++)
+		hot_table_record(t, &a, &params);
+	assert_int_equal(hot_table_pop(t, c, 2), 1);
+	assert_seen(&c[0], 64, true, HOT_SIZE_HUGE);
 	hot_table_free(t);
 }
 
@@ -516,6 +563,7 @@ int main(void)
 	    cmocka_unit_test(keeps_pages_and_processes_apart),
 	    cmocka_unit_test(restarts_count_after_a_gap_longer_than_the_window),
 	    cmocka_unit_test(queues_a_page_once_when_it_reaches_the_threshold),
+	    cmocka_unit_test(the_last_access_sets_node_placement_and_size),
 	    cmocka_unit_test(does_not_requeue_a_page_the_promoter_holds),
 	    cmocka_unit_test(pops_in_queueing_order),
 	    cmocka_unit_test(ignores_accesses_during_cooldown_after_promotion),

@@ -51,6 +51,7 @@ struct fake {
 	struct fake_page special[MAX_SPECIAL];
 	int nr_special;
 	uint64_t huge_lo, huge_hi;
+	size_t size_lookups; /* pages whose size page_sizes() was asked */
 	pid_t esrch_query, esrch_move;
 	pid_t einval_query;	/* the kernel's answer for a task whose mm is gone */
 	size_t esrch_from_call; /* esrch_move applies to move calls from this index on */
@@ -189,7 +190,10 @@ static int fake_refresh_free(void *ctx, struct topology *t)
 
 static int fake_page_sizes(void *ctx, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *sizes)
 {
+	struct fake *f = ctx;
+
 	(void)pid;
+	f->size_lookups += n;
 	for (size_t i = 0; i < n; i++)
 		sizes[i] = fake_size(ctx, addrs[i]);
 	return 0;
@@ -317,6 +321,21 @@ static int hot_seen_slow(struct fx *x, uint32_t proc, uint64_t addr, int node)
 	    .threshold = 1, .window_ms = 1000, .cooldown_ms = x->cfg->promotion.cooldown_ms};
 	struct hot_access a = {
 	    .proc = proc, .vaddr = addr, .now_ms = x->fake.now, .node = node, .on_slow = true};
+
+	return hot_table_record(x->hot, &a, &hp);
+}
+
+/* Like hot_seen_slow(), from a source that also saw the page's size (the abit scanner). */
+static int hot_sized(struct fx *x, uint64_t addr, enum hot_size size)
+{
+	struct hot_params hp = {
+	    .threshold = 1, .window_ms = 1000, .cooldown_ms = x->cfg->promotion.cooldown_ms};
+	struct hot_access a = {.proc = x->self,
+			       .vaddr = addr,
+			       .now_ms = x->fake.now,
+			       .node = 0,
+			       .on_slow = true,
+			       .size = size};
 
 	return hot_table_record(x->hot, &a, &hp);
 }
@@ -454,6 +473,29 @@ static void thp_is_charged_two_mib_and_deferred_pages_move_later(void **state)
 	assert_int_equal(run(x), 1);
 	assert_int_equal(x->fake.bytes_moved, 3 * THP);
 	assert_int_equal(promoter_deferred(x->p), 0);
+}
+
+static void sizes_the_source_saw_need_no_lookup(void **state)
+{
+	struct fx *x = *state;
+	uint64_t base = 0x40000000;
+
+	/* Two THPs and a base page the scanner sized, and a page it could not size. */
+	x->fake.huge_lo = base;
+	x->fake.huge_hi = base + 2 * THP;
+	assert_int_equal(hot_sized(x, base, HOT_SIZE_HUGE), 1);
+	assert_int_equal(hot_sized(x, base + THP, HOT_SIZE_HUGE), 1);
+	assert_int_equal(hot_sized(x, base + 2 * THP, HOT_SIZE_BASE), 1);
+	assert_int_equal(hot_sized(x, base + 2 * THP + BASE, HOT_SIZE_UNKNOWN), 1);
+	assert_int_equal(run(x), 4);
+	assert_int_equal(x->fake.size_lookups, 1);
+	assert_int_equal(stats_promoted_bytes_total(&x->stats), 2 * THP + 2 * BASE);
+
+	/* Only sized pages: no lookup at all. */
+	x->fake.now += 10000;
+	assert_int_equal(hot_sized(x, base + 8 * THP, HOT_SIZE_BASE), 1);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.size_lookups, 1);
 }
 
 static void base_pages_under_the_same_limit_all_move_at_once(void **state)
@@ -1008,6 +1050,7 @@ int main(void)
 	    cmocka_unit_test(bucket_ignores_a_clock_going_backwards),
 	    T(bytes_moved_over_a_minute_stay_within_rate_plus_one_burst),
 	    T(thp_is_charged_two_mib_and_deferred_pages_move_later),
+	    T(sizes_the_source_saw_need_no_lookup),
 	    T(base_pages_under_the_same_limit_all_move_at_once),
 	    T(pages_that_fail_to_move_give_their_tokens_back),
 	    T(move_calls_carry_batch_sized_groups_of_one_process),
