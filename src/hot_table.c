@@ -765,7 +765,10 @@ int hot_table_record(struct hot_table *t, const struct hot_access *a, const stru
  * for the end of the block, so the lines of new pages also arrive in parallel. */
 #define BATCH_BLOCK 64
 
-static inline void prefetch_window(const struct hot_table *t, size_t home)
+/* always_inline: GCC 12 found an out-of-line prefetch helper pure and dropped the calls,
+ * prefetches and all (the batch then ran no faster than single records). */
+static inline __attribute__((always_inline)) void prefetch_window(const struct hot_table *t,
+								  size_t home)
 {
 	/* Lines after the home slot's, up to the window's last slot. */
 	for (size_t off = 4; off < PROBE_WINDOW + 3; off += 4)
@@ -783,7 +786,6 @@ static void record_block(struct hot_table *t, const struct hot_access *a, size_t
 	for (size_t i = 0; i < n; i++) {
 		key[i] = key_make(a[i].proc, a[i].vaddr);
 		home[i] = key_home(t, key[i]);
-		/* Written inline: GCC drops a prefetch inside a helper it has found pure. */
 		__builtin_prefetch(&t->slots[home[i]], 1);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -919,8 +921,12 @@ size_t hot_table_pop(struct hot_table *t, struct hot_candidate *out, size_t max)
 
 void hot_table_prefetch(const struct hot_table *t, uint32_t slot)
 {
-	if (slot <= t->mask)
-		__builtin_prefetch(&t->slots[slot], 1);
+	if (slot > t->mask)
+		return;
+	__builtin_prefetch(&t->slots[slot], 1);
+	/* An empty volatile asm: without it a link-time optimiser may find this function pure
+	 * and drop its calls (see prefetch_window()). */
+	__asm__ __volatile__("");
 }
 
 void hot_table_done(struct hot_table *t, const struct hot_candidate *c, enum hot_outcome o,

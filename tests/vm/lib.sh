@@ -33,8 +33,11 @@ vm_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
 
 # The hot set workload of scenarios 1 and 7 and of the demo: 256 MiB placed on node 1, 10%
 # hot (uniform), every cold page read once every 10 s, placement sampled every 0.25 s. The
-# duration covers two cold sweeps and a scan round after the second.
-vm_hotset_args="--size-mib 256 --hot-fraction 0.1 --cold-sweep 10 --duration ${PGHOTD_VM_DURATION:-22} --interval 0.25"
+# duration covers two cold sweeps and a scan round after the second; PGHOTD_VM_DURATION
+# (read at each call, so a scenario can set it after sourcing this file) changes it.
+vm_hotset_args() {
+	echo "--size-mib 256 --hot-fraction 0.1 --cold-sweep 10 --duration ${PGHOTD_VM_DURATION:-22} --interval 0.25"
+}
 
 # vm_config FILE [LIBCONFIG]...: writes a pghotd configuration for the guest: info logging,
 # stats every 200 ms (so pghotd-stat-log sees them change), then the given settings.
