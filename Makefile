@@ -63,7 +63,7 @@ demo: deps build
 	BUILD=$(BUILD) tests/vm/demo $(BUILD)/demo
 
 bench: deps build
-	@for b in $(BUILD)/bench/bench_*; do [ -x "$$b" ] && { echo "== $$b"; "$$b"; }; done
+	@for b in $(BUILD)/bench/bench_*; do [ -f "$$b" ] && [ -x "$$b" ] && { echo "== $$b"; "$$b"; }; done
 
 run: deps build
 	@mkdir -p $(BUILD)/run

@@ -19,7 +19,7 @@
  * sides back to back (in a rotating order) and the ratios are the medians of the per-
  * repetition ratios: a burst then slows both sides of the ratios it falls in.
  *
- * Usage: bench_promoter [pages] [reps]. Last line: promoter_vs_raw: <promoter/raw>. */
+ * Usage: bench_promoter [pages] [reps] (65536 pages, 41 repetitions). Last line: promoter_vs_raw: <promoter/raw>. */
 #include <errno.h>
 #include <stdbool.h>
 #include <numaif.h>
@@ -191,7 +191,7 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	struct bench b = {.n = argc > 1 ? strtoul(argv[1], NULL, 0) : 65536};
-	int reps = argc > 2 ? atoi(argv[2]) : 15;
+	int reps = argc > 2 ? atoi(argv[2]) : 41;
 	double *prom, *query, *raw, *r_prom, *r_query;
 
 	if (b.n == 0 || reps <= 0)
