@@ -19,7 +19,8 @@
  * sides back to back (in a rotating order) and the ratios are the medians of the per-
  * repetition ratios: a burst then slows both sides of the ratios it falls in.
  *
- * Usage: bench_promoter [pages] [reps] (65536 pages, 41 repetitions). Last line: promoter_vs_raw: <promoter/raw>. */
+ * Usage: bench_promoter [pages] [reps], 65536 pages and 41 repetitions by default.
+ * Last line: promoter_vs_raw: <promoter/raw>. */
 #include <errno.h>
 #include <stdbool.h>
 #include <numaif.h>

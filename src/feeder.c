@@ -109,8 +109,8 @@ static void record_result(struct feeder *f, enum stat_source src, int r)
  * cache misses overlap. */
 #define BLOCK 64
 
-static void record_block(struct feeder *f, const struct hot_access *a,
-			 const enum stat_source *src, size_t n, const struct hot_params *hp)
+static void record_block(struct feeder *f, const struct hot_access *a, const enum stat_source *src,
+			 size_t n, const struct hot_params *hp)
 {
 	int res[BLOCK];
 

@@ -736,9 +736,8 @@ static inline int record_home(struct hot_table *t, uint64_t key, size_t home,
 	n = (m & M_KEEP) | count | stamp |
 	    (uint64_t)((count >= p->threshold) | (count == HOT_COUNT_MAX)) << M_QUEUED_SHIFT;
 	/* Release: pairs with the meta load-acquire of other writers and of pop(). */
-	if (__builtin_expect(!atomic_compare_exchange_strong_explicit(&s->meta, &m, n,
-								     memory_order_acq_rel,
-								     memory_order_acquire),
+	if (__builtin_expect(!atomic_compare_exchange_strong_explicit(
+				 &s->meta, &m, n, memory_order_acq_rel, memory_order_acquire),
 			     0))
 		return record_slow(t, home, key, m, a, p);
 	if (__builtin_expect(n & ~m & M_QUEUED, 0))

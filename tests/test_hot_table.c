@@ -103,9 +103,12 @@ static void queues_a_page_once_when_it_reaches_the_threshold(void **state)
 static struct hot_access seen(uint64_t vaddr, uint64_t now, int node, bool on_slow,
 			      enum hot_size size)
 {
-	return (struct hot_access){
-	    .proc = H1, .vaddr = vaddr, .now_ms = now, .node = node, .on_slow = on_slow,
-	    .size = size};
+	return (struct hot_access){.proc = H1,
+				   .vaddr = vaddr,
+				   .now_ms = now,
+				   .node = node,
+				   .on_slow = on_slow,
+				   .size = size};
 }
 
 static void assert_seen(const struct hot_candidate *c, int node, bool on_slow, enum hot_size size)
