@@ -240,7 +240,7 @@ static int setup(void **state)
 	snprintf(path, sizeof(path), "%s/sysfs-3node-cxl", fixtures);
 	assert_int_equal(topology_load(path, &x->topo), 0);
 	assert_true(topology_node_is_slow(x->topo, SLOW));
-	assert_int_equal(hot_table_new(1 << 16, 4096, &x->hot), 0);
+	assert_int_equal(hot_table_new(1 << 16, 2 * PROMOTER_WORK_MAX, &x->hot), 0);
 	assert_int_equal(procs_new("/proc", 64, &x->procs), 0);
 	h = procs_handle(x->procs, getpid());
 	assert_true(h > 0);
@@ -962,6 +962,21 @@ static void promoted_page_is_not_moved_again_within_the_cooldown(void **state)
 	assert_int_equal(pg->node, 1);
 }
 
+static void a_round_of_only_gone_pages_does_not_end_the_interval(void **state)
+{
+	struct fx *x = *state;
+
+	/* A whole round's worth of a vanished process, then one live page behind it. */
+	spawn_child(x);
+	for (uint64_t i = 0; i < PROMOTER_WORK_MAX; i++)
+		assert_int_equal(hot(x, x->child_h, 0x100000 + i * BASE, 0), 1);
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	procs_forget(x->procs, x->child_h);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(fails(x, FAIL_NOPROC), PROMOTER_WORK_MAX);
+	assert_int_equal(promoted_to(x, 0), 1);
+}
+
 static void gone_process_handle_is_dropped_before_any_syscall(void **state)
 {
 	struct fx *x = *state;
@@ -1078,6 +1093,7 @@ int main(void)
 	    T(dry_run_respects_the_rate_limit),
 	    T(promoted_page_is_not_moved_again_within_the_cooldown),
 	    T(gone_process_handle_is_dropped_before_any_syscall),
+	    T(a_round_of_only_gone_pages_does_not_end_the_interval),
 	    T(kick_wakes_the_thread_before_the_interval),
 	    T(kick_if_full_waits_for_the_mark),
 	};
