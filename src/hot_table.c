@@ -703,10 +703,8 @@ static __attribute__((noinline)) int record_slow(struct hot_table *t, size_t hom
 						 uint64_t m, const struct hot_access *a,
 						 const struct hot_params *p)
 {
-	int r = slot_count(&t->slots[home], key, m, a, p);
+	int r = record_count(t, (uint32_t)home, key, m, a, p);
 
-	if (r == PUSH)
-		return slot_queue(t, (uint32_t)home);
 	return r == RESTART ? record_retry(t, key, home, a, p) : r;
 }
 
