@@ -48,7 +48,8 @@ test-tsan: build-tsan/build.ninja
 	ninja -C build-tsan
 	TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --suite concurrent --print-errorlogs
 
-# libFuzzer on the perf record parser and the perf.data reader, bounded in time.
+# libFuzzer on the perf record parser, the perf.data reader and the configuration parser,
+# bounded in time, from the seeds committed under fuzz/seeds/ (fuzz/run.sh).
 FUZZ_SECONDS ?= 20
 test-fuzz:
 	FUZZ_OUT=$(CURDIR)/build-fuzz fuzz/run.sh $(FUZZ_SECONDS)

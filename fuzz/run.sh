@@ -1,9 +1,29 @@
 #!/bin/sh
 # Builds the libFuzzer targets with clang straight from the library sources they exercise and
-# runs each for a bounded time. Usage: fuzz/run.sh [SECONDS] (default 20 per target).
-# Environment: FUZZ_OUT (build and corpus directory, default build-fuzz).
+# runs each for a bounded time, starting from what earlier runs learned.
+#
+# Usage: fuzz/run.sh [SECONDS]          run each target SECONDS (default 20)
+#        fuzz/run.sh --update-seeds [SECONDS]
+#                                       run, then merge the run's corpus into the committed
+#                                       seeds (only inputs that add coverage), to commit
+# Environment: FUZZ_OUT (build and working corpus directory, default build-fuzz).
+#
+# Targets and their committed seed corpora (fuzz/seeds/<target>/):
+#   fuzz_perf_record  one perf ring record through the sample parser
+#   fuzz_perf_data    a perf.data file (file, pipe, v1, zstd) through the reader
+#   fuzz_config       a configuration file through libconfig and pghotd's validation; every
+#                     error must name file:line, and an accepted file's printout must reload
+#                     to the same configuration
+# Each target reads its working corpus (FUZZ_OUT/corpus_<target>, new inputs go there) and the
+# committed seeds. The perf.data reader also starts from the head of the real PEBS recording
+# in ../shared/data/perf/ beside the project, when that folder exists.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
+update=0
+if [ "${1:-}" = --update-seeds ]; then
+	update=1
+	shift
+fi
 secs=${1:-20}
 out=${FUZZ_OUT:-$root/build-fuzz}
 mkdir -p "$out"
@@ -12,20 +32,43 @@ clang $flags -o "$out/fuzz_perf_record" "$root/fuzz/fuzz_perf_record.c" \
 	"$root/src/perf_sample.c" "$root/src/perf_ring.c"
 clang $flags -o "$out/fuzz_perf_data" "$root/fuzz/fuzz_perf_data.c" \
 	"$root/src/perf_data.c" "$root/src/perf_sample.c" -lzstd
+clang $flags -o "$out/fuzz_config" "$root/fuzz/fuzz_config.c" \
+	"$root/src/config.c" "$root/src/log.c" -lconfig -lsystemd
 
-# Seeds: the head of the shared real recording, when present, for the file reader.
-mkdir -p "$out/corpus_record" "$out/corpus_data"
-real=/work/shared/data/perf/pebs-skx-loadlat-weight-struct.data
-if [ -r "$real" ] && [ ! -e "$out/corpus_data/real-head" ]; then
-	head -c 65536 "$real" > "$out/corpus_data/real-head"
+targets="fuzz_perf_record fuzz_perf_data fuzz_config"
+for t in $targets; do
+	mkdir -p "$out/corpus_$t" "$root/fuzz/seeds/$t"
+done
+real=$root/../shared/data/perf/pebs-skx-loadlat-weight-struct.data
+if [ -r "$real" ] && [ ! -e "$out/corpus_fuzz_perf_data/real-head" ]; then
+	head -c 65536 "$real" >"$out/corpus_fuzz_perf_data/real-head"
 fi
-if command -v perf >/dev/null 2>&1 && [ ! -e "$out/corpus_data/page-faults" ]; then
-	perf record -q -e page-faults -c 1 -d -o "$out/corpus_data/page-faults" -- true \
-		>/dev/null 2>&1 || rm -f "$out/corpus_data/page-faults"
+if command -v perf >/dev/null 2>&1 && [ ! -e "$out/corpus_fuzz_perf_data/page-faults" ]; then
+	perf record -q -e page-faults -c 1 -d -o "$out/corpus_fuzz_perf_data/page-faults" -- true \
+		>/dev/null 2>&1 || rm -f "$out/corpus_fuzz_perf_data/page-faults"
 fi
-for t in record data; do
-	echo "fuzz: fuzz_perf_$t for ${secs}s"
-	"$out/fuzz_perf_$t" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
-		"$out/corpus_$t" 2>"$out/fuzz_perf_$t.log" || { tail -40 "$out/fuzz_perf_$t.log"; exit 1; }
-	grep -E "stat::number_of_executed_units|Done" "$out/fuzz_perf_$t.log" | tail -1
+
+# libconfig 1.5's own leak on some syntax errors is suppressed by its allocation site
+# (fuzz/lsan.supp says why); any other leak fails the run.
+export LSAN_OPTIONS="suppressions=$root/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+
+# An empty working directory: fuzz_config's inputs may @include relative paths.
+cwd=$(mktemp -d "${TMPDIR:-/tmp}/pghotd-fuzz.XXXXXX")
+trap 'rm -rf "$cwd"' EXIT
+for t in $targets; do
+	echo "fuzz: $t for ${secs}s from $(ls "$root/fuzz/seeds/$t" | wc -l) seeds and" \
+		"$(ls "$out/corpus_$t" | wc -l) learned inputs"
+	(cd "$cwd" && "$out/$t" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
+		-timeout=10 -artifact_prefix="$out/" "$out/corpus_$t" "$root/fuzz/seeds/$t") \
+		2>"$out/$t.log" ||
+		{ tail -40 "$out/$t.log"; exit 1; }
+	grep -E "stat::number_of_executed_units|Done" "$out/$t.log" | tail -1
+	if [ $update = 1 ]; then
+		# Seeds stay small (a few hundred KiB per target): the merge keeps the inputs that
+		# add coverage, read up to 6 KiB each.
+		(cd "$cwd" && "$out/$t" -merge=1 -max_len=6144 "$root/fuzz/seeds/$t" \
+			"$out/corpus_$t") >>"$out/$t.log" 2>&1 || { tail -20 "$out/$t.log"; exit 1; }
+		echo "fuzz: $t seeds now $(ls "$root/fuzz/seeds/$t" | wc -l) files," \
+			"$(du -sk --apparent-size "$root/fuzz/seeds/$t" | cut -f1) KiB"
+	fi
 done
