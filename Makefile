@@ -8,7 +8,7 @@ DEB_PACKAGES := meson ninja-build pkg-config gcc clang libnuma-dev libpfm4-dev l
 	libsystemd-dev libzstd-dev libcmocka-dev liburcu-dev groff-base systemd util-linux numactl linux-perf \
 	linux-source-6.1 qemu-system-x86 busybox-static gnuplot-nox bc bison flex libelf-dev libssl-dev cpio xz-utils
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-fuzz test-vm bench run demo clean
+.PHONY: all deps build test test-unit test-asan test-tsan test-fuzz test-vm bench bench-vm run demo clean
 
 all: build
 
@@ -65,6 +65,12 @@ demo: deps build
 
 bench: deps build
 	@for b in $(BUILD)/bench/bench_*; do [ -f "$$b" ] && [ -x "$$b" ] && { echo "== $$b"; "$$b"; }; done
+
+# The guest's benchmarks (tests/vm/bench-vm): the promoter against plain move_pages(2) with
+# real moves from node 1 to node 0, and scenario 7's race against NUMA balancing, medians of
+# five alternating runs a side. Not part of make test: races and speed are measured, not gated.
+bench-vm: deps build
+	BUILD=$(BUILD) tests/vm/bench-vm $(BUILD)/bench-vm
 
 run: deps build
 	@mkdir -p $(BUILD)/run

@@ -3,10 +3,16 @@
  *
  * The promoter side is the whole interval path: hot-table pop, grouping, placement, target
  * choice, page-size lookup (PAGEMAP_SCAN), move, per-page settling and stats; the raw side
- * is move_pages alone. On a one-node machine node 0 is declared slow and is also the fixed
- * target, so the kernel walks every page but finds it already in place: the figure measures
- * the promoter's overhead on top of the kernel's per-call cost, not migration bandwidth.
- * Recording the pages into the hot table is not timed.
+ * is move_pages alone. Recording the pages into the hot table is not timed.
+ *
+ * Two settings:
+ * - host (default, any machine): node 0 is declared slow and is also the fixed target, so
+ *   the kernel walks every page but finds it already in place. The figure measures the
+ *   promoter's bookkeeping on top of the kernel's per-call cost, not migration, and so swings
+ *   with what a page walk costs on the machine.
+ * - real moves (--slow S --fast F, the two-node guest of make bench-vm): before every timed
+ *   side the pages are put back on node S (not timed), and both sides move them to node F,
+ *   so each side pays the kernel's real migration of the same pages.
  *
  * The pages are recorded the way the Accessed-bit scanner's events arrive: with the PFN,
  * which puts them on a slow node (hot_access.on_slow), and the page size it read from
@@ -19,7 +25,8 @@
  * sides back to back (in a rotating order) and the ratios are the medians of the per-
  * repetition ratios: a burst then slows both sides of the ratios it falls in.
  *
- * Usage: bench_promoter [pages] [reps], 65536 pages and 41 repetitions by default.
+ * Usage: bench_promoter [--slow NODE --fast NODE] [pages] [reps], node 0 for both (the host
+ * setting), 65536 pages and 41 repetitions by default.
  * Last line: promoter_vs_raw: <promoter/raw>. */
 #include <errno.h>
 #include <stdbool.h>
@@ -44,9 +51,10 @@
 
 struct bench {
 	size_t n;
+	int slow, fast; /* nodes: the pages start on slow, both sides move them to fast */
 	char *mem;
 	void **pages;
-	int *nodes, *status;
+	int *nodes, *back, *status; /* targets: fast (timed), slow (the reset) */
 	struct topology *topo;
 	struct hot_table *hot;
 	struct procs *procs;
@@ -86,22 +94,29 @@ static void bench_setup(struct bench *b)
 	madvise(b->mem, b->n * (size_t)ps, MADV_NOHUGEPAGE);
 	b->pages = calloc(b->n, sizeof(*b->pages));
 	b->nodes = calloc(b->n, sizeof(*b->nodes));
+	b->back = calloc(b->n, sizeof(*b->back));
 	b->status = calloc(b->n, sizeof(*b->status));
-	if (!b->pages || !b->nodes || !b->status)
+	if (!b->pages || !b->nodes || !b->back || !b->status)
 		die("calloc", ENOMEM);
 	for (size_t i = 0; i < b->n; i++) {
 		b->mem[i * (size_t)ps] = 1;
 		b->pages[i] = b->mem + i * (size_t)ps;
+		b->nodes[i] = b->fast;
+		b->back[i] = b->slow;
 	}
 	if ((r = topology_load("/sys", &b->topo)) < 0)
 		die("topology_load", r);
 	if ((r = config_new_defaults(&b->cfg)) < 0)
 		die("config", r);
 	b->cfg->tiers.slow_nodes.n = 1;
-	b->cfg->tiers.slow_nodes.node[0] = 0;
+	b->cfg->tiers.slow_nodes.node[0] = b->slow;
+	if (b->fast != b->slow) {
+		b->cfg->tiers.fast_nodes.n = 1;
+		b->cfg->tiers.fast_nodes.node[0] = b->fast;
+	}
 	b->cfg->promotion.target = TARGET_FIXED;
 	b->cfg->promotion.target_nodes.n = 1;
-	b->cfg->promotion.target_nodes.node[0] = 0;
+	b->cfg->promotion.target_nodes.node[0] = b->fast;
 	b->cfg->promotion.rate_limit_mbps = 0;
 	b->cfg->promotion.min_free_percent = 0;
 	b->cfg->promotion.batch = BATCH;
@@ -145,12 +160,37 @@ static void bench_queue_all(struct bench *b, bool on_slow)
 	}
 }
 
+/* Moves every page to the node in nodes[] (all the same), batch by batch, and checks each
+ * page's status names that node. */
+static void move_all(struct bench *b, int *nodes)
+{
+	pid_t pid = getpid();
+
+	for (size_t i = 0; i < b->n; i += BATCH) {
+		size_t c = b->n - i < BATCH ? b->n - i : BATCH;
+
+		if (move_pages(pid, c, b->pages + i, nodes + i, b->status + i, MPOL_MF_MOVE) < 0)
+			die("move_pages", errno);
+	}
+	for (size_t i = 0; i < b->n; i++)
+		if (b->status[i] != nodes[i])
+			die("move_pages status", b->status[i] < 0 ? -b->status[i] : EIO);
+}
+
+/* Real-move setting: every page back on the slow node before a timed side. */
+static void reset_to_slow(struct bench *b)
+{
+	if (b->slow != b->fast)
+		move_all(b, b->back);
+}
+
 static double run_promoter(struct bench *b, bool on_slow)
 {
 	uint64_t before = stats_promoted_pages_total(&b->stats);
 	double t0, t1;
 	int r;
 
+	reset_to_slow(b);
 	bench_queue_all(b, on_slow);
 	t0 = seconds();
 	while ((r = promoter_run_once(b->p, b->cfg, b->now_ms)) > 0)
@@ -165,20 +205,12 @@ static double run_promoter(struct bench *b, bool on_slow)
 
 static double run_raw(struct bench *b)
 {
-	pid_t pid = getpid();
 	double t0, t1;
 
+	reset_to_slow(b);
 	t0 = seconds();
-	for (size_t i = 0; i < b->n; i += BATCH) {
-		size_t c = b->n - i < BATCH ? b->n - i : BATCH;
-
-		if (move_pages(pid, c, b->pages + i, b->nodes + i, b->status + i, MPOL_MF_MOVE) < 0)
-			die("move_pages", errno);
-	}
+	move_all(b, b->nodes);
 	t1 = seconds();
-	for (size_t i = 0; i < b->n; i++)
-		if (b->status[i] != 0)
-			die("raw move_pages status", -b->status[i]);
 	return (double)b->n / (t1 - t0);
 }
 
@@ -191,12 +223,26 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	struct bench b = {.n = argc > 1 ? strtoul(argv[1], NULL, 0) : 65536};
-	int reps = argc > 2 ? atoi(argv[2]) : 41;
+	struct bench b = {.n = 65536};
+	int reps = 41, arg = 1;
 	double *prom, *query, *raw, *r_prom, *r_query;
 
-	if (b.n == 0 || reps <= 0)
+	for (; arg + 1 < argc && argv[arg][0] == '-'; arg += 2) {
+		if (strcmp(argv[arg], "--slow") == 0)
+			b.slow = atoi(argv[arg + 1]);
+		else if (strcmp(argv[arg], "--fast") == 0)
+			b.fast = atoi(argv[arg + 1]);
+		else
+			break;
+	}
+	if (arg < argc)
+		b.n = strtoul(argv[arg++], NULL, 0);
+	if (arg < argc)
+		reps = atoi(argv[arg++]);
+	if (b.n == 0 || reps <= 0 || arg < argc || b.slow < 0 || b.fast < 0) {
+		fprintf(stderr, "usage: bench_promoter [--slow NODE --fast NODE] [PAGES [REPS]]\n");
 		return 2;
+	}
 	prom = calloc((size_t)reps, sizeof(*prom));
 	query = calloc((size_t)reps, sizeof(*query));
 	raw = calloc((size_t)reps, sizeof(*raw));
@@ -232,9 +278,9 @@ int main(int argc, char **argv)
 	qsort(raw, (size_t)reps, sizeof(*raw), cmp_double);
 	qsort(r_prom, (size_t)reps, sizeof(*r_prom), cmp_double);
 	qsort(r_query, (size_t)reps, sizeof(*r_query), cmp_double);
-	printf("pages: %zu, batch: %d, repetitions: %d (medians; ratios: medians of the "
-	       "per-repetition ratios)\n",
-	       b.n, BATCH, reps);
+	printf("pages: %zu, batch: %d, repetitions: %d, node %d to node %d%s (medians; ratios: "
+	       "medians of the per-repetition ratios)\n",
+	       b.n, BATCH, reps, b.slow, b.fast, b.slow == b.fast ? " (no migration)" : "");
 	printf("raw move_pages: %.0f pages/s\n", raw[reps / 2]);
 	printf("promoter, placement from the sample: %.0f pages/s\n", prom[reps / 2]);
 	printf("promoter, placement query: %.0f pages/s\n", query[reps / 2]);

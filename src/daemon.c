@@ -2,6 +2,7 @@
  * loop (stats, status, watchdog), reload on SIGHUP and an orderly stop. The work itself lives
  * in the library modules; this file only wires them together. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "options.h"
 #include "pghotd-build.h"
 #include "probe.h"
+#include "reload.h"
 #include "replay.h"
 #include "stats.h"
 #include "topology.h"
@@ -35,6 +37,10 @@ struct daemon {
 	uint64_t last_bytes;	   /* promoted bytes at the last status refresh */
 	uint64_t last_usec;	   /* time of the last status refresh */
 	int stats_error;	   /* last stats write error, to log each new one once */
+	/* The reload status file ($RUNTIME_DIRECTORY/reload-status), "" outside a unit with
+	 * RuntimeDirectory=; the generation of the last reload answered there. */
+	char reload_status_path[PATH_MAX];
+	uint64_t reload_generation;
 };
 
 static uint64_t now_usec(clockid_t clk)
@@ -171,6 +177,21 @@ static void write_stats(struct daemon *d)
 	d->stats_error = r;
 }
 
+/* Answers a reload (or the start, generation 0) for pghotd --reload. */
+static void publish_reload_status(struct daemon *d, bool ok, const char *message)
+{
+	struct reload_status st = {.generation = d->reload_generation, .ok = ok};
+	int r;
+
+	if (!d->reload_status_path[0])
+		return;
+	snprintf(st.message, sizeof(st.message), "%s", message);
+	r = reload_status_write(d->reload_status_path, &st);
+	if (r < 0)
+		log_warning_errno(r, "cannot write the reload status %s, ignoring",
+				  d->reload_status_path);
+}
+
 /* Creates the stats file's directory when missing (one level, as RuntimeDirectory= would). */
 static int prepare_stats_dir(const char *file)
 {
@@ -223,6 +244,7 @@ static void reload_failed(struct daemon *d, const char *why)
 	stats_add(&d->stats, ST_CONFIG_RELOAD_FAILURES, 1);
 	log_event(LOG_LVL_ERR, "reload-failed",
 		  "reload failed, keeping the running configuration: %s", why);
+	publish_reload_status(d, false, why);
 }
 
 static void reload(struct daemon *d)
@@ -233,6 +255,7 @@ static void reload(struct daemon *d)
 	int r;
 
 	notify_reloading(now_usec(CLOCK_MONOTONIC));
+	d->reload_generation++;
 	r = load_config(&d->opt, &next, &errs);
 	if (r < 0) {
 		log_config_errors(&errs, 1);
@@ -263,6 +286,7 @@ static void reload(struct daemon *d)
 			  "configuration reloaded from %s (%d slow node%s)", d->opt.config_path,
 			  topology_nr_slow(next->topo),
 			  topology_nr_slow(next->topo) == 1 ? "" : "s");
+		publish_reload_status(d, true, "configuration reloaded");
 	}
 	write_stats(d);
 	notify_ready("reloaded");
@@ -396,6 +420,7 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 	d->last_usec = now_usec(CLOCK_MONOTONIC);
 	log_event(LOG_LVL_NOTICE, "start", "pghotd %s started with %s", PGHOTD_VERSION,
 		  d->opt.config_path);
+	publish_reload_status(d, true, "started");
 	notify_ready("started");
 	refresh_status(d);
 	r = sd_event_loop(d->event);
@@ -404,6 +429,34 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 	stats_set(&d->stats, ST_UP, 0);
 	write_stats(d);
 	return r < 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+/* --reload PID: the ExecReload= of pghotd.service before systemd 253. */
+static int reload_client(const struct options *opt)
+{
+	char path[PATH_MAX];
+	const char *p = path;
+	struct reload_ops ops;
+	struct reload_status st;
+	int r = reload_status_path(getenv("RUNTIME_DIRECTORY"), path, sizeof(path));
+
+	if (r < 0) {
+		log_error(
+		    "--reload needs $RUNTIME_DIRECTORY (RuntimeDirectory= of pghotd.service)");
+		return EXIT_USAGE;
+	}
+	reload_ops_real(&ops, &p);
+	r = reload_request(&ops, opt->reload_pid, 60000, &st);
+	if (r < 0) {
+		log_error_errno(r, "reload of pghotd (pid %d) got no answer", opt->reload_pid);
+		return EXIT_FAILED;
+	}
+	if (!st.ok) {
+		log_error("reload of pghotd (pid %d) refused: %s", opt->reload_pid, st.message);
+		return EXIT_FAILED;
+	}
+	log_info("reload of pghotd (pid %d): %s", opt->reload_pid, st.message);
+	return EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -430,6 +483,11 @@ int main(int argc, char **argv)
 		break;
 	}
 	log_setup(d.opt.log_target, d.opt.verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+	if (d.opt.mode == MODE_RELOAD)
+		return reload_client(&d.opt);
+	if (reload_status_path(getenv("RUNTIME_DIRECTORY"), d.reload_status_path,
+			       sizeof(d.reload_status_path)) < 0)
+		d.reload_status_path[0] = '\0';
 	code = startup_config(&d.opt, &cfg);
 	if (code != EXIT_OK)
 		return code;

@@ -1,19 +1,31 @@
 /* options: command-line parsing for pghotd. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "options.h"
 #include "pghotd-build.h"
 
-enum { OPT_CHECK = 0x100, OPT_PROBE, OPT_LOG, OPT_SYSFS, OPT_PROCFS, OPT_VERSION, OPT_REPLAY };
+enum {
+	OPT_CHECK = 0x100,
+	OPT_PROBE,
+	OPT_LOG,
+	OPT_SYSFS,
+	OPT_PROCFS,
+	OPT_VERSION,
+	OPT_REPLAY,
+	OPT_RELOAD
+};
 
 static const struct option long_opts[] = {
     {"config", required_argument, NULL, 'c'},
     {"check-config", no_argument, NULL, OPT_CHECK},
     {"probe", no_argument, NULL, OPT_PROBE},
     {"replay", required_argument, NULL, OPT_REPLAY},
+    {"reload", required_argument, NULL, OPT_RELOAD},
     {"log", required_argument, NULL, OPT_LOG},
     {"verbose", no_argument, NULL, 'v'},
     {"sysfs-root", required_argument, NULL, OPT_SYSFS},
@@ -36,10 +48,24 @@ static int parse_log_target(const char *s, enum log_target *t)
 	return 0;
 }
 
+static int parse_pid(const char *s, int *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*pid = (int)v;
+	return 0;
+}
+
 static int set_mode(struct options *o, enum pghotd_mode m, char *msg, int len)
 {
 	if (o->mode != MODE_RUN && o->mode != m) {
-		snprintf(msg, len, "--check-config, --probe and --replay exclude each other");
+		snprintf(msg, len,
+			 "--check-config, --probe, --replay and --reload exclude each other");
 		return -EINVAL;
 	}
 	o->mode = m;
@@ -84,6 +110,14 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, int msg
 			r = set_mode(&o, MODE_REPLAY, msg, msg_len);
 			o.replay_path = optarg;
 			break;
+		case OPT_RELOAD:
+			r = set_mode(&o, MODE_RELOAD, msg, msg_len);
+			if (r == 0 && parse_pid(optarg, &o.reload_pid) < 0) {
+				snprintf(msg, msg_len, "--reload: '%s' is not a process id",
+					 optarg);
+				r = -EINVAL;
+			}
+			break;
 		case OPT_LOG:
 			if (parse_log_target(optarg, &o.log_target) < 0) {
 				snprintf(msg, msg_len,
@@ -127,6 +161,9 @@ void options_usage(const char *prog, void *file)
 	    "      --probe           print what this machine supports (sources, tiers), exit\n"
 	    "      --replay FILE     run a perf.data recording through the policy, print what\n"
 	    "                        would be promoted, move nothing\n"
+	    "      --reload PID      reload the pghotd with this pid (SIGHUP) and wait for its\n"
+	    "                        answer: exit 0 when the new configuration is in force, 1\n"
+	    "                        when it was refused (ExecReload= of pghotd.service)\n"
 	    "      --log TARGET      auto (journal when started by systemd), journal, stderr\n"
 	    "  -v, --verbose         more log output (repeat for debug)\n"
 	    "      --sysfs-root DIR  read sysfs from DIR (default /sys; for tests)\n"

@@ -17,7 +17,15 @@ enum pghotd_exit {
 				 a source set to "on") */
 };
 
-enum pghotd_mode { MODE_RUN, MODE_CHECK_CONFIG, MODE_PROBE, MODE_REPLAY, MODE_HELP, MODE_VERSION };
+enum pghotd_mode {
+	MODE_RUN,
+	MODE_CHECK_CONFIG,
+	MODE_PROBE,
+	MODE_REPLAY,
+	MODE_RELOAD,
+	MODE_HELP,
+	MODE_VERSION
+};
 
 struct options {
 	enum pghotd_mode mode;
@@ -28,6 +36,7 @@ struct options {
 	const char *sysfs_root;
 	const char *procfs_root;
 	const char *replay_path; /* --replay FILE */
+	int reload_pid;		 /* --reload PID */
 };
 
 /* Fills *out from argv. On a usage error returns -EINVAL and writes one message to msg. */

@@ -22,7 +22,7 @@ for k in $keys; do
 done
 
 if command -v systemd-analyze >/dev/null; then
-	level=$(systemd-analyze security --offline=true "$root/systemd/pghotd.service" 2>/dev/null |
+	level=$(systemd-analyze security --offline=true "${PGHOTD_UNIT:-$root/build/pghotd.service}" 2>/dev/null |
 		sed -n 's/.*Overall exposure level for pghotd.service: \([0-9.]*\).*/\1/p')
 	if [ -z "$level" ]; then
 		echo "FAIL: systemd-analyze printed no exposure level"; fail=1

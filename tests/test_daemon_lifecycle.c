@@ -1,7 +1,8 @@
 /* The real pghotd binary under a fake service manager: this test binds its own NOTIFY_SOCKET
  * and checks READY=1, reload (RELOADING=1 with MONOTONIC_USEC, READY=1, new value in force),
  * a broken file on reload (old value kept, failure counted), the watchdog, SIGTERM
- * (STOPPING=1, exit 0 within 2 s) and the exit codes of bad starts. */
+ * (STOPPING=1, exit 0 within 2 s), the exit codes of bad starts, and `pghotd --reload PID`
+ * (the ExecReload= of systemd before 253) returning only with the daemon's answer. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -118,6 +119,7 @@ static pid_t spawn(struct fixture *f, const char *watchdog_usec, const char *con
 		dup2(fd, 1);
 		dup2(fd, 2);
 		setenv("NOTIFY_SOCKET", f->sock_path, 1);
+		setenv("RUNTIME_DIRECTORY", f->dir, 1); /* as RuntimeDirectory= sets it */
 		unsetenv("JOURNAL_STREAM");
 		if (watchdog_usec) {
 			char pidbuf[16];
@@ -344,6 +346,63 @@ static void test_status_line_is_sent(void **state)
 	stop_cleanly(f);
 }
 
+/* Runs `pghotd --reload PID` as the unit's ExecReload= would; returns its exit status. */
+static int run_reload_client(struct fixture *f)
+{
+	char pidbuf[16];
+	int status;
+	pid_t pid;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", f->pid);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(f->errlog, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		setenv("RUNTIME_DIRECTORY", f->dir, 1);
+		unsetenv("NOTIFY_SOCKET");
+		execl(binary(), binary(), "--log=stderr", "--reload", pidbuf, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(wait_exit(pid, 10000, &status));
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void test_reload_client_returns_after_the_answer_and_fails_on_a_refused_file(void **state)
+{
+	struct fixture *f = *state;
+
+	start_ready(f, NULL);
+	write_conf(f, 7);
+	/* The new threshold is in force when the client returns: no waiting here. */
+	assert_int_equal(run_reload_client(f), 0);
+	assert_int_equal(stat_value(f, "pghotd_promotion_threshold"), 7);
+	assert_true(log_contains(f, "configuration reloaded"));
+
+	write_text(f->conf, "promotion: {\n  threshold = 9;\n  batch = 100000;\n};\n");
+	assert_int_equal(run_reload_client(f), 1);
+	assert_int_equal(stat_value(f, "pghotd_config_reload_failures_total"), 1);
+	assert_int_equal(stat_value(f, "pghotd_promotion_threshold"), 7);
+	assert_true(log_contains(f, "refused: "));
+	stop_cleanly(f);
+}
+
+static void test_reload_client_fails_when_the_daemon_is_gone(void **state)
+{
+	struct fixture *f = *state;
+	int status;
+
+	start_ready(f, NULL);
+	stop_cleanly(f);
+	f->pid = spawn(f, NULL, (const char *const[]){"--check-config", NULL});
+	assert_true(wait_exit(f->pid, 10000, &status)); /* a pid that is surely gone now */
+	assert_int_not_equal(run_reload_client(f), 0);
+	f->pid = 0;
+}
+
 static int run_to_exit(struct fixture *f, const char *const *extra)
 {
 	int status;
@@ -481,6 +540,11 @@ int main(void)
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sighup_applies_new_threshold, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_broken_file_on_sighup_keeps_old_config, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_reload_client_returns_after_the_answer_and_fails_on_a_refused_file, setup,
+		teardown),
+	    cmocka_unit_test_setup_teardown(test_reload_client_fails_when_the_daemon_is_gone, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_watchdog_keepalives_when_asked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_status_line_is_sent, setup, teardown),
