@@ -14,10 +14,18 @@
  *
  * Output: a TSV time series (seconds, hot pages on the fast node, cold pages on the fast node,
  * accesses, phase) from move_pages(2) in query mode every --interval seconds, and one summary
- * line on stdout that scenario scripts parse. Pages are counted in 4 KiB pages. */
+ * line on stdout that scenario scripts parse. Pages are counted in 4 KiB pages.
+ *
+ * Threads: --thread-cpus 0,1 runs the accesses in one thread per listed CPU, each pinned to
+ * its CPU and hammering its own contiguous share of the hot set (thread i: hot units
+ * [i*n/N, (i+1)*n/N)); the main thread only samples placement and sweeps. The summary then
+ * adds each thread's node (of its CPU) and the fraction of its share on that node. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,6 +44,7 @@
 #define MPOL_DEFAULT_ 0
 #define MPOL_BIND_    2
 #define MAX_NODE      63
+#define MAX_THREADS   8
 
 enum pattern { PAT_UNIFORM, PAT_ZIPF };
 
@@ -57,6 +66,19 @@ struct wl_opts {
 	const char *output;
 	const char *pid_file;
 	const char *misses; /* where to list the hot pages not on the fast node at exit */
+	int nthreads;	    /* 0: the main thread accesses; else one thread per cpu below */
+	int thread_cpu[MAX_THREADS];
+};
+
+struct wl;
+
+/* An access thread of --thread-cpus: its share of the hot set, its rng and count. */
+struct wl_thread {
+	struct wl *w;
+	pthread_t id;
+	int idx, cpu, node;
+	uint64_t rng;
+	_Atomic uint64_t accesses; /* written by the thread, read by the sampler (relaxed) */
 };
 
 /* The state of a run; the arrays are sized by the page and unit counts. */
@@ -78,9 +100,13 @@ struct wl {
 	double phase_start;
 	double t95[2]; /* seconds from the phase's start to 95% of its hot set on fast; <0 none */
 	FILE *out;
+	struct wl_thread thr[MAX_THREADS];
 };
 
 static volatile sig_atomic_t stop_requested;
+/* Set by the main thread when the run ends; the access threads poll it (relaxed: a late
+ * stop only means a few more accesses; pthread_join orders everything after). */
+static atomic_bool threads_stop;
 
 static void on_signal(int sig)
 {
@@ -180,18 +206,93 @@ static int wl_place(struct wl *w)
 	return 0;
 }
 
-static void wl_touch_hot(struct wl *w)
+/* One access to a random page of a hot unit of rank first + [0, n) (uniform), or of any
+ * rank (Zipf, the main thread only). */
+static void wl_touch(const struct wl *w, uint64_t *rng, size_t first, size_t n)
 {
 	size_t rank = w->o.pattern == PAT_ZIPF
-			  ? wl_zipf_rank(w->zipf_cdf, w->nhot, wl_rand_unit(&w->rng))
-			  : (size_t)(wl_rand(&w->rng) % w->nhot);
-	uint64_t r = wl_rand(&w->rng);
+			  ? wl_zipf_rank(w->zipf_cdf, w->nhot, wl_rand_unit(rng))
+			  : first + (size_t)(wl_rand(rng) % n);
+	uint64_t r = wl_rand(rng);
 	size_t page =
 	    wl_unit(w, w->phase, rank) * w->page_per_unit + (size_t)(r % w->page_per_unit);
 	volatile uint64_t *line =
 	    (volatile uint64_t *)(w->base + page * PAGE + ((r >> 32) % 64) * 64);
 	*line += 1;
+}
+
+static void wl_touch_hot(struct wl *w)
+{
+	wl_touch(w, &w->rng, 0, w->nhot);
 	w->accesses++;
+}
+
+/* Thread i's share of the hot units: ranks [*first, *first + *n). */
+static void wl_thread_share(const struct wl *w, int i, size_t *first, size_t *n)
+{
+	size_t k = (size_t)w->o.nthreads;
+
+	*first = w->nhot * (size_t)i / k;
+	*n = w->nhot * (size_t)(i + 1) / k - *first;
+}
+
+static void *wl_thread_main(void *arg)
+{
+	struct wl_thread *t = arg;
+	size_t first, n;
+	unsigned cpu, node;
+
+	wl_thread_share(t->w, t->idx, &first, &n);
+	if (syscall(SYS_getcpu, &cpu, &node, NULL) == 0)
+		t->node = (int)node;
+	while (n && !atomic_load_explicit(&threads_stop, memory_order_relaxed)) {
+		for (int i = 0; i < 1024; i++)
+			wl_touch(t->w, &t->rng, first, n);
+		atomic_fetch_add_explicit(&t->accesses, 1024, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+/* Starts one access thread per --thread-cpus entry, each created pinned to its CPU. */
+static int wl_threads_start(struct wl *w)
+{
+	for (int i = 0; i < w->o.nthreads; i++) {
+		struct wl_thread *t = &w->thr[i];
+		pthread_attr_t attr;
+		cpu_set_t set;
+		int err;
+
+		*t = (struct wl_thread){.w = w, .idx = i, .cpu = w->o.thread_cpu[i], .node = -1};
+		t->rng = w->o.seed * 7919 + (uint64_t)i + 1;
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		pthread_attr_init(&attr);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		err = pthread_create(&t->id, &attr, wl_thread_main, t);
+		pthread_attr_destroy(&attr);
+		if (err) {
+			fprintf(stderr, "workload: thread on CPU %d: %s\n", t->cpu, strerror(err));
+			return -err;
+		}
+	}
+	return 0;
+}
+
+static void wl_threads_stop(struct wl *w)
+{
+	atomic_store_explicit(&threads_stop, true, memory_order_relaxed);
+	for (int i = 0; i < w->o.nthreads; i++)
+		pthread_join(w->thr[i].id, NULL);
+}
+
+/* The access count: the main thread's, or the sum of the threads'. */
+static uint64_t wl_accesses(const struct wl *w)
+{
+	uint64_t n = w->accesses;
+
+	for (int i = 0; i < w->o.nthreads; i++)
+		n += atomic_load_explicit(&w->thr[i].accesses, memory_order_relaxed);
+	return n;
 }
 
 static void wl_cold_sweep(struct wl *w)
@@ -271,14 +372,14 @@ static void wl_sample(struct wl *w, double t, bool show)
 		w->t95[w->phase] = t - w->phase_start;
 	if (w->out)
 		fprintf(w->out, "%.2f\t%zu\t%zu\t%llu\t%d\n", t, hot, cold,
-			(unsigned long long)w->accesses, w->phase);
+			(unsigned long long)wl_accesses(w), w->phase);
 	if (show)
 		fprintf(stderr,
 			"workload: %6.1f s  hot on node %d: %zu/%zu (%.1f%%)  cold on node %d: %zu "
 			" accesses: %llu\n",
 			t, w->o.fast_node, hot, nhot_pages,
 			100.0 * (double)hot / (double)nhot_pages, w->o.fast_node, cold,
-			(unsigned long long)w->accesses);
+			(unsigned long long)wl_accesses(w));
 }
 
 static void wl_pace(const struct wl *w, double t)
@@ -299,8 +400,14 @@ static void wl_loop(struct wl *w)
 	wl_sample(w, 0, w->o.progress);
 	next_sample = w->o.interval_s;
 	while (!stop_requested && t < w->o.duration_s) {
-		for (int i = 0; i < batch; i++)
-			wl_touch_hot(w);
+		if (w->o.nthreads) {
+			struct timespec ms = {0, 1000000};
+
+			nanosleep(&ms, NULL); /* the threads access; this one samples */
+		} else {
+			for (int i = 0; i < batch; i++)
+				wl_touch_hot(w);
+		}
 		t = wl_now() - start;
 		if (w->o.phase_change_s > 0 && w->phase == 0 && t >= w->o.phase_change_s) {
 			wl_mark_phase(w, 1);
@@ -340,6 +447,27 @@ static int wl_write_misses(const struct wl *w, const char *path)
 	return fclose(f) == 0 ? 0 : -errno;
 }
 
+/* Each thread's node and the fraction of its share of the hot set on that node. */
+static void wl_summary_threads(const struct wl *w)
+{
+	printf(" thread_nodes=");
+	for (int i = 0; i < w->o.nthreads; i++)
+		printf("%s%d", i ? "," : "", w->thr[i].node);
+	printf(" thread_own_fraction=");
+	for (int i = 0; i < w->o.nthreads; i++) {
+		size_t first, n, own = 0, pages = 0;
+
+		wl_thread_share(w, i, &first, &n);
+		for (size_t r = first; r < first + n; r++) {
+			size_t p0 = wl_unit(w, w->phase, r) * w->page_per_unit;
+
+			for (size_t p = p0; p < p0 + w->page_per_unit; p++, pages++)
+				own += w->status[p] == w->thr[i].node;
+		}
+		printf("%s%.4f", i ? "," : "", pages ? (double)own / (double)pages : 0.0);
+	}
+}
+
 static void wl_summary(struct wl *w, size_t start_on_slow)
 {
 	size_t hot, cold;
@@ -350,7 +478,7 @@ static void wl_summary(struct wl *w, size_t start_on_slow)
 	    "workload: pages=%zu hot_pages=%zu start_on_slow=%zu hot_on_fast=%zu cold_on_fast=%zu"
 	    " hot_fast_fraction=%.4f cold_moved_fraction=%.4f accesses=%llu thp_kib=%lu",
 	    w->npages, nhot_pages, start_on_slow, hot, cold, (double)hot / (double)nhot_pages,
-	    ncold ? (double)cold / (double)ncold : 0.0, (unsigned long long)w->accesses,
+	    ncold ? (double)cold / (double)ncold : 0.0, (unsigned long long)wl_accesses(w),
 	    wl_thp_kib(w));
 	for (int p = 0; p <= (w->o.phase_change_s > 0 ? 1 : 0); p++) {
 		if (w->t95[p] >= 0)
@@ -358,6 +486,8 @@ static void wl_summary(struct wl *w, size_t start_on_slow)
 		else
 			printf(" t95_hot%s=none", p ? "_phase2" : "");
 	}
+	if (w->o.nthreads)
+		wl_summary_threads(w);
 	printf("\n");
 	fflush(stdout);
 }
@@ -386,8 +516,11 @@ static void wl_usage(FILE *f)
 	    "      --report-pid FILE   write the pid here once the buffer is placed\n"
 	    "      --progress          a progress line on stderr every second\n"
 	    "      --misses FILE       at exit, list the hot pages not on the fast node\n"
+	    "      --thread-cpus LIST  access from one thread per CPU of LIST (0,1), each on its\n"
+	    "                          own contiguous share of the hot set (uniform only)\n"
 	    "Summary line on stdout: workload: pages= hot_pages= start_on_slow= hot_on_fast=\n"
-	    "cold_on_fast= hot_fast_fraction= cold_moved_fraction= accesses= thp_kib= t95_hot=\n");
+	    "cold_on_fast= hot_fast_fraction= cold_moved_fraction= accesses= thp_kib= t95_hot=\n"
+	    "[thread_nodes=N,.. thread_own_fraction=F,..]\n");
 }
 
 static int wl_parse_double(const char *s, double min, double max, double *out)
@@ -412,8 +545,30 @@ enum {
 	OPT_SEED,
 	OPT_PID,
 	OPT_PROGRESS,
-	OPT_MISSES
+	OPT_MISSES,
+	OPT_THREADS
 };
+
+/* --thread-cpus: a comma list of up to MAX_THREADS CPU numbers. */
+static int wl_parse_cpus(struct wl_opts *o, const char *arg)
+{
+	const char *p = arg;
+
+	o->nthreads = 0;
+	while (*p) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v < 0 || v >= CPU_SETSIZE || o->nthreads == MAX_THREADS ||
+		    (*end && *end != ','))
+			return -EINVAL;
+		o->thread_cpu[o->nthreads++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	return o->nthreads ? 0 : -EINVAL;
+}
 
 static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
 {
@@ -474,6 +629,8 @@ static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
 	case OPT_MISSES:
 		o->misses = arg;
 		return 0;
+	case OPT_THREADS:
+		return wl_parse_cpus(o, arg);
 	}
 	return -EINVAL;
 }
@@ -498,6 +655,7 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 	    {"report-pid", required_argument, NULL, OPT_PID},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"misses", required_argument, NULL, OPT_MISSES},
+	    {"thread-cpus", required_argument, NULL, OPT_THREADS},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -517,6 +675,10 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "workload: unexpected argument: %s\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->nthreads && (o->pattern != PAT_UNIFORM || o->phase_change_s > 0)) {
+		fprintf(stderr, "workload: --thread-cpus takes the uniform pattern, no phase change\n");
 		return -EINVAL;
 	}
 	if (o->thp && o->size_mib % 2) {
@@ -590,7 +752,10 @@ int main(int argc, char **argv)
 		return 1;
 	if (w.o.pid_file && wl_write_pid(w.o.pid_file) < 0)
 		return 1;
+	if (wl_threads_start(&w) < 0)
+		return 1;
 	wl_loop(&w);
+	wl_threads_stop(&w);
 	wl_summary(&w, on_slow);
 	if (w.o.misses && wl_write_misses(&w, w.o.misses) < 0)
 		return 1;
