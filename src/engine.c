@@ -131,6 +131,48 @@ static void discard(void *ctx, const struct pghotd_config *cfg, const struct acc
 	(void)ctx, (void)cfg, (void)ev, (void)n;
 }
 
+static bool drop_sample(void *ctx, const struct perf_event_header *h, const struct perf_sample *s,
+			struct access_event *out)
+{
+	(void)ctx, (void)h, (void)s, (void)out;
+	return false;
+}
+
+/* Opens, maps, enables and stops a page-fault sampling event on every CPU through
+ * perf_sampler, as the IBS and PEBS sources do with theirs: proof that the calls they make
+ * are allowed here even where no PMU is. */
+static void probe_perf_sampling(const struct perf_sampler_params *sp, struct probe_result *res)
+{
+	struct perf_sampler_source src = {
+	    .source = SRC_PEBS,
+	    .name = "software page-fault event",
+	    .nr_events = 1,
+	    .attr = {{.type = PERF_TYPE_SOFTWARE,
+		      .config = PERF_COUNT_SW_PAGE_FAULTS,
+		      .sample_period = 1000,
+		      .sample_type =
+			  PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU,
+		      .exclude_kernel = 1}},
+	    .leader = -1,
+	    .convert = drop_sample};
+	struct perf_sampler_params p = *sp;
+	struct perf_sampler *s = NULL;
+	char err[PERF_SAMPLER_ERR_LEN];
+	int r;
+
+	p.ring_pages = 1;
+	r = perf_sampler_launch(&src, &p, &s, err, sizeof(err));
+	if (r < 0) {
+		snprintf(res->perf_sampling, sizeof(res->perf_sampling), "refused: %s", err);
+		return;
+	}
+	perf_sampler_stop(s);
+	perf_sampler_free(s);
+	snprintf(res->perf_sampling, sizeof(res->perf_sampling),
+		 "ok: a software event opens, maps and enables on every CPU (perf_event_open "
+		 "allowed)");
+}
+
 int engine_probe_perf(const struct engine_env *env, const struct pghotd_config *cfg,
 		      struct probe_result *res)
 {
@@ -141,6 +183,7 @@ int engine_probe_perf(const struct engine_env *env, const struct pghotd_config *
 					 .cfg = cfg};
 	bool phys = phys_addr_permitted(env);
 
+	probe_perf_sampling(&sp, res);
 	for (int src = SRC_IBS; src <= SRC_PEBS; src++) {
 		struct probe_source *ps = &res->source[src];
 		int r;

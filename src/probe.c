@@ -389,6 +389,10 @@ void probe_describe(const struct probe_result *r, const struct topology *t,
 	}
 	if (r->nr_available == 0)
 		line(ctx, "no usable source: pghotd has no way to see memory accesses here");
+	if (r->perf_sampling[0]) {
+		snprintf(buf, sizeof(buf), "perf sampling: %s", r->perf_sampling);
+		line(ctx, buf);
+	}
 	probe_describe_numab(r, line, ctx);
 	if (t)
 		topology_describe(t, line, ctx);

@@ -68,6 +68,10 @@ struct probe_result {
 	char numa_balancing_note[PROBE_REASON_MAX]; /* why unknown; "" otherwise */
 	int nr_slow;				    /* -1 without a topology */
 	int nr_fast;
+	/* --probe only: a sampling software event opened the samplers' way on every CPU,
+	 * "ok: ..." or why not; "" when not tried. Shows that perf_event_open, the ring's
+	 * mmap and the enable ioctl are allowed here (a sandbox, CAP_PERFMON) without a PMU. */
+	char perf_sampling[PROBE_REASON_MAX];
 };
 
 /* Reads every fact; a missing file is a fact, not a failure. -ENAMETOOLONG when a root is
