@@ -1,0 +1,106 @@
+/* abit_regions: region sampling for the Accessed-bit source, DAMON-style, as pure logic.
+ *
+ * One object per process covers its slow-tier address ranges with at most max_regions
+ * regions. Each sampling interval the caller asks which page to sample in each region (one
+ * page per region, drawn by the injected RNG), marks those pages idle, and at the next
+ * interval reports which of them were accessed. Every samples_per_aggr sampling intervals (an
+ * aggregation interval) the per-region access counts are snapshotted for the hot and idle
+ * queries, adjacent regions whose counts differ by at most a threshold are merged (their
+ * count the size-weighted mean; no region grows past span / min_regions), and, while the
+ * count is at most max_regions / 2, every region is split in 2 (3 when the count did not
+ * change since the last split and is under max_regions / 3) at random points 10%..90% in.
+ * Cost per sampling interval and memory follow the number of regions, never the size.
+ *
+ * The bound for a hot page (see abit_regions_miss_bound()): no region is larger than
+ * L = ceil(span_pages / min_regions) pages, so each sampling interval samples each page
+ * with probability at least 1 / L, independently per region. A band of w pages accessed in
+ * every sampling interval is therefore reported by abit_regions_hot(rs, 1, ...) within k
+ * aggregation intervals except with probability at most exp(-k * samples_per_aggr * w / L).
+ * max_regions does not enter: it caps the cost; the size limit from min_regions is what
+ * keeps the sampling dense. (It holds because max_regions >= 4 * min_regions leaves room
+ * for regions of at most L over at most max_regions / 2 coalesced ranges.)
+ *
+ * No I/O, no clock: time is the sequence of calls. Memory is fixed at abit_regions_new()
+ * (two arrays of max_regions entries) apart from a transient array during an update.
+ * Not thread-safe: one object belongs to one thread. */
+#ifndef PGHOTD_ABIT_REGIONS_H
+#define PGHOTD_ABIT_REGIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* [start, end), page-aligned. */
+struct abit_range {
+	uint64_t start, end;
+};
+
+/* Uniform 64-bit random numbers. */
+struct abit_rng {
+	uint64_t (*next)(void *ctx);
+	void *ctx;
+};
+
+/* A splitmix64 generator for abit_rng: ctx points to a uint64_t seed/state. */
+uint64_t abit_rng_splitmix64(void *ctx);
+
+struct abit_regions_params {
+	uint32_t min_regions;	   /* >= 1 */
+	uint32_t max_regions;	   /* >= 4 * min_regions */
+	uint32_t samples_per_aggr; /* sampling intervals per aggregation interval, 1..65535 */
+	uint64_t page_size;	   /* power of two */
+};
+
+struct abit_region_info {
+	uint64_t start, end;
+	uint32_t nr_accesses; /* samples found accessed (this interval; or the snapshot's) */
+	uint32_t idle_aggrs;  /* aggregation intervals in a row without an access */
+};
+
+struct abit_regions;
+
+/* -EINVAL for parameters out of range, -ENOMEM; *out untouched on failure. */
+int abit_regions_new(const struct abit_regions_params *p, struct abit_rng rng,
+		     struct abit_regions **out);
+void abit_regions_free(struct abit_regions *rs);
+
+/* The ranges to cover now (sorted, disjoint, page-aligned, non-empty; n may be 0). Regions
+ * follow them: parts of regions outside every range are cut, new ranges get fresh regions,
+ * regions that still cover memory keep their counts. More than max_regions / 2 ranges are
+ * coalesced across their smallest gaps (a region may then span a hole, whose samples read
+ * as not accessed). Drops a pending sample set. -EINVAL (state unchanged), -ENOMEM. */
+int abit_regions_update(struct abit_regions *rs, const struct abit_range *ranges, size_t n);
+
+/* Starts a sampling interval: writes the page to sample of each region into addr (region
+ * order) and returns how many, or -ENOBUFS when cap is too small. */
+int abit_regions_prepare(struct abit_regions *rs, uint64_t *addr, size_t cap);
+
+/* Ends the sampling interval: accessed[i] for addr[i] of the last prepare. Returns 1 when it
+ * closed an aggregation interval (snapshot taken, regions merged and split), 0 otherwise;
+ * -ESTALE without a pending prepare (none, or an update came between), -EINVAL when n is
+ * not the prepared count. */
+int abit_regions_check(struct abit_regions *rs, const bool *accessed, size_t n);
+
+/* From the last aggregation interval's snapshot: the ranges whose regions counted at least
+ * min_accesses (hot), or had at least min_aggrs access-free aggregation intervals in a row
+ * (idle), adjacent ones joined. Writes up to cap, returns how many there are. */
+size_t abit_regions_hot(const struct abit_regions *rs, uint32_t min_accesses,
+			struct abit_range *out, size_t cap);
+size_t abit_regions_idle(const struct abit_regions *rs, uint32_t min_aggrs, struct abit_range *out,
+			 size_t cap);
+
+/* Introspection (tests, benchmark): live regions, up to cap written, count returned. */
+size_t abit_regions_get(const struct abit_regions *rs, struct abit_region_info *out, size_t cap);
+size_t abit_regions_count(const struct abit_regions *rs);
+/* Regions right after the last merge (before its split). */
+size_t abit_regions_count_merged(const struct abit_regions *rs);
+/* Largest region allowed: span / min_regions rounded up to a page. */
+uint64_t abit_regions_size_limit(const struct abit_regions *rs);
+
+/* Aggregation intervals after which a band of band_pages pages, accessed in every sampling
+ * interval, has been reported hot (count >= 1) except with probability at most exp(-efolds):
+ * ceil(efolds * ceil(span_pages / min_regions) / (samples_per_aggr * band_pages)). */
+uint64_t abit_regions_miss_bound(uint64_t span_pages, uint64_t band_pages, uint32_t min_regions,
+				 uint32_t samples_per_aggr, uint32_t efolds);
+
+#endif
