@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "abit_idle.h"
+#include "abit_sample.h"
 #include "config_pub.h"
 #include "log.h"
 #include "pagemap.h"
@@ -40,6 +41,8 @@ struct abit_region {
 	uint32_t ntracked;
 	uint16_t interval;   /* rounds between scans */
 	uint16_t idle_scans; /* consecutive scans without an access */
+	bool watch;	     /* mode regions: scanned at all */
+	bool seen;	     /* mode regions: a scan found accesses since the last aggregation */
 	uint64_t next_round;
 	uint64_t *ent; /* [npages]; NULL while the region holds no slow page */
 };
@@ -52,6 +55,7 @@ struct abit_proc {
 	bool gone;
 	int cpu, node; /* where it last ran; read once per round, when it has accesses */
 	bool cpu_read;
+	struct abit_sampler *smp; /* mode regions */
 };
 
 struct abit {
@@ -67,6 +71,7 @@ struct abit {
 	pid_t *listed; /* every pid of the procfs root at the last refresh, sorted */
 	size_t nlisted;
 	uint64_t round;
+	uint64_t step, rng; /* mode regions: sampling steps, random state */
 	uint64_t last_refresh, cfg_generation;
 	bool refreshed;
 	struct token_bucket budget;
@@ -78,6 +83,7 @@ struct abit {
 
 	/* Per-round scratch. */
 	const struct pghotd_config *cfg;
+	bool regions; /* cfg's mode is regions */
 	uint64_t now_ns;
 	uint64_t scanned, found;
 	int error;
@@ -189,8 +195,10 @@ static void regions_free(struct abit_region *reg, size_t n)
 
 static void procs_free_all(struct abit_proc *p, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		regions_free(p[i].reg, p[i].nreg);
+		abit_sampler_free(p[i].smp);
+	}
 	free(p);
 }
 
@@ -295,6 +303,67 @@ static bool proc_selected(const struct abit *a, const struct pghotd_config *cfg,
 	return !info.kernel_thread && proc_filter_match(cfg, &info);
 }
 
+static void region_unwatch(struct abit_region *g)
+{
+	free(g->ent);
+	g->ent = NULL;
+	g->ntracked = 0;
+	g->watch = false;
+}
+
+/* Sampling regions for a process of pages pages: one per ABIT_REGION_MIN_PAGES, at least 16,
+ * at most max, a power of two below max so that growth changes it only when it doubles. */
+static uint32_t sampler_size(uint32_t max, uint64_t pages)
+{
+	uint64_t want = pages / ABIT_REGION_MIN_PAGES, p2 = 16;
+
+	while (p2 * 2 <= want && p2 * 2 < max)
+		p2 *= 2;
+	return want >= max ? max : (uint32_t)p2;
+}
+
+/* Mode regions: the sampler of p over its VMAs (the 2 MiB regions, joined where they touch),
+ * taken over from old (the same process) when it has the right size. */
+static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *old)
+{
+	struct abit_range *rg;
+	size_t n = 0;
+	uint64_t pages = 0;
+	uint32_t want;
+	int r = 0;
+
+	if (a->cfg->sources.abit.mode != ABIT_MODE_REGIONS)
+		return 0;
+	rg = malloc(p->nreg * sizeof(*rg));
+	if (!rg)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nreg; i++) {
+		uint64_t start = p->reg[i].start;
+		uint64_t end = start + (uint64_t)p->reg[i].npages * PAGEMAP_PAGE_SIZE;
+
+		if (n && rg[n - 1].end == start)
+			rg[n - 1].end = end;
+		else
+			rg[n++] = (struct abit_range){.start = start, .end = end};
+		pages += p->reg[i].npages;
+	}
+	want = sampler_size(a->cfg->sources.abit.max_regions, pages);
+	if (!old || !old->smp)
+		/* Entering the mode: nothing is watched before the first aggregation. */
+		for (size_t i = 0; i < p->nreg; i++)
+			region_unwatch(&p->reg[i]);
+	if (old && old->smp && abit_sampler_max_regions(old->smp) == want) {
+		p->smp = old->smp;
+		old->smp = NULL;
+	} else {
+		r = abit_sampler_new(want, ABIT_SAMPLES_PER_AGGR, &a->rng, &p->smp);
+	}
+	if (r == 0)
+		r = abit_sampler_update(p->smp, rg, n);
+	free(rg);
+	return r;
+}
+
 /* Builds the state of pid for the new list, reusing what old knew if it is the same
  * process (same start time). 0 with *out filled, or -errno (-ESRCH: gone, skip it). */
 static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct abit_proc *out)
@@ -318,8 +387,16 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 		free(p.reg);
 		return -ESRCH;
 	}
-	if (old && old->starttime == p.starttime)
+	if (old && old->starttime != p.starttime)
+		old = NULL;
+	if (old)
 		regions_inherit(old->reg, old->nreg, p.reg, p.nreg);
+	r = proc_sampler(a, &p, old);
+	if (r < 0) {
+		regions_free(p.reg, p.nreg);
+		abit_sampler_free(p.smp);
+		return r;
+	}
 	*out = p;
 	return 0;
 }
@@ -697,6 +774,7 @@ static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *
 	if (r < 0)
 		return r;
 	region_adapt(g, accessed, had_tracked, a->round);
+	g->seen = g->seen || accessed;
 	return 0;
 }
 
@@ -727,7 +805,7 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 	for (size_t i = from; i < to && !p->gone; i++) {
 		struct abit_region *g = &p->reg[i];
 
-		if (g->next_round > a->round)
+		if (g->next_round > a->round || (a->regions && !g->watch))
 			continue;
 		if (!token_bucket_take(&a->budget, g->npages)) {
 			a->cur_pid = p->pid;
@@ -758,6 +836,79 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 		close(fd);
 	abit_flush(a);
 	return r;
+}
+
+/* Mode regions, at the end of an aggregation interval: the 2 MiB regions that overlap a
+ * sampling region with a sampled access, or whose own scan found one since the last
+ * aggregation, are watched (a newly watched one is due at once); the others are not and drop
+ * their per-page cache. */
+static void proc_watch(struct abit *a, struct abit_proc *p)
+{
+	size_t nh, h = 0;
+	const struct abit_range *hot = abit_sampler_hot(p->smp, 1, &nh);
+
+	for (size_t i = 0; i < p->nreg; i++) {
+		struct abit_region *g = &p->reg[i];
+		uint64_t end = g->start + (uint64_t)g->npages * PAGEMAP_PAGE_SIZE;
+		bool w;
+
+		while (h < nh && hot[h].end <= g->start)
+			h++;
+		w = g->seen || (h < nh && hot[h].start < end);
+		if (w && !g->watch) {
+			g->next_round = a->round;
+			g->interval = 1;
+			g->idle_scans = 0;
+		}
+		if (!w)
+			region_unwatch(g);
+		g->watch = w;
+		g->seen = false;
+	}
+}
+
+/* One sampling step of p, when the budget pays for its samples. -EPERM when the source
+ * became unavailable; other errors are remembered in a->error. */
+static int proc_sample(struct abit *a, struct abit_proc *p)
+{
+	struct abit_sample_io io = {.ops = a->ops,
+				    .bitmap_fd = a->bitmap_fd,
+				    .kpf_fd = a->kpf_fd,
+				    .pid = p->pid,
+				    .topo = a->cfg->topo,
+				    .pfn_seen = &a->pfn_seen};
+	size_t n = abit_sampler_count(p->smp);
+	int r;
+
+	if (!token_bucket_take(&a->budget, n))
+		return 0;
+	io.pagemap_fd = open_pagemap(a, p->pid);
+	if (io.pagemap_fd < 0) {
+		p->gone = errno_means_gone(io.pagemap_fd) || io.pagemap_fd == -EACCES ||
+			  io.pagemap_fd == -EPERM;
+		return 0;
+	}
+	r = abit_sampler_step(p->smp, &io);
+	close(io.pagemap_fd);
+	a->scanned += n;
+	if (r == 1)
+		proc_watch(a, p);
+	else if (r == -ESRCH)
+		p->gone = true;
+	else if (r < 0 && r != -EPERM)
+		a->error = a->error ? a->error : r;
+	return r == -EPERM ? r : 0;
+}
+
+static int abit_sample_all(struct abit *a)
+{
+	for (size_t i = 0; i < a->nprocs && !stopping(a); i++) {
+		struct abit_proc *p = &a->procs[i];
+
+		if (p->smp && !p->gone && proc_sample(a, p) == -EPERM)
+			return -EPERM;
+	}
+	return 0;
 }
 
 /* Position of the cursor: first region of the process at or after (cur_pid, cur_vaddr). */
@@ -841,21 +992,33 @@ static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
 int abit_round(struct abit *a, const struct pghotd_config *cfg)
 {
 	uint64_t t0 = abit_now_ns(a);
-	int r;
+	bool regions = cfg->sources.abit.mode == ABIT_MODE_REGIONS;
+	/* In mode regions only every ABIT_SAMPLES_PER_ROUND-th step is a round. */
+	bool round = !regions || a->step % ABIT_SAMPLES_PER_ROUND == 0;
+	int r = 0;
 
 	if (a->reason[0])
 		return -EPERM;
 	a->cfg = cfg;
+	a->regions = regions;
 	a->now_ns = t0;
 	a->scanned = a->found = 0;
 	a->error = 0;
-	r = abit_maybe_refresh(a, cfg);
+	/* A reload is taken up at once: it may switch the mode. */
+	if (round || cfg->generation != a->cfg_generation)
+		r = abit_maybe_refresh(a, cfg);
 	if (r < 0)
 		return r;
 	abit_configure_budget(a, cfg);
-	r = abit_scan_all(a);
+	if (regions) {
+		r = abit_sample_all(a);
+		a->step++;
+	}
+	if (round && r == 0) {
+		r = abit_scan_all(a);
+		a->round++;
+	}
 	abit_drop_gone(a);
-	a->round++;
 	abit_stat_add(a, SS_PAGES_SCANNED, a->scanned);
 	abit_stat_add(a, SS_SAMPLES, a->found);
 	if (a->stats)
@@ -903,6 +1066,7 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 	a->stats = deps->stats;
 	a->ops = deps->ops ? deps->ops : &idle_io_real_ops;
 	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
+	a->rng = deps->seed ? deps->seed : a->ops->now_ns(a->ops->ctx) ^ (uint64_t)getpid();
 	snprintf(path, sizeof(path), "%s/kernel/mm/page_idle/bitmap", a->sysfs_root);
 	r = a->bitmap_fd = open_required(path, O_RDWR, "page_idle", why, sizeof(why));
 	if (r < 0)
@@ -957,6 +1121,16 @@ static void abit_sleep(struct abit *a, int ms)
 	worker_sleep(&a->w, ms, NULL);
 }
 
+/* Sleep between rounds, or between sampling steps in mode regions. */
+static int abit_step_ms(const struct pghotd_config *cfg)
+{
+	unsigned ms = cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP;
+
+	if (cfg->sources.abit.mode == ABIT_MODE_REGIONS)
+		ms /= ABIT_SAMPLES_PER_ROUND;
+	return ms ? (int)ms : 1;
+}
+
 static void *abit_thread(void *arg)
 {
 	struct abit *a = arg;
@@ -983,7 +1157,7 @@ static void *abit_thread(void *arg)
 			log_warning_errno(r, "abit scan round failed, will retry");
 		failing = r < 0;
 		abit_set_active(a, !failing);
-		abit_sleep(a, (int)(cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP));
+		abit_sleep(a, abit_step_ms(cfg));
 	}
 	return NULL;
 }
@@ -1036,13 +1210,36 @@ size_t abit_nr_tracked(const struct abit *a)
 	return n;
 }
 
+static const struct abit_region *region_at(const struct abit *a, pid_t pid, uint64_t vaddr);
+
 int abit_region_interval(const struct abit *a, pid_t pid, uint64_t vaddr)
+{
+	const struct abit_region *g = region_at(a, pid, vaddr);
+
+	return g ? g->interval : -ENOENT;
+}
+
+static const struct abit_region *region_at(const struct abit *a, pid_t pid, uint64_t vaddr)
 {
 	const struct abit_proc *p = procs_find(a->procs, a->nprocs, pid);
 
 	for (size_t j = 0; p && j < p->nreg; j++)
 		if (vaddr >= p->reg[j].start &&
 		    vaddr < p->reg[j].start + (uint64_t)p->reg[j].npages * PAGEMAP_PAGE_SIZE)
-			return p->reg[j].interval;
-	return -ENOENT;
+			return &p->reg[j];
+	return NULL;
+}
+
+int abit_region_watched(const struct abit *a, pid_t pid, uint64_t vaddr)
+{
+	const struct abit_region *g = region_at(a, pid, vaddr);
+
+	return g ? g->watch : -ENOENT;
+}
+
+size_t abit_nr_sample_regions(const struct abit *a, pid_t pid)
+{
+	const struct abit_proc *p = procs_find(a->procs, a->nprocs, pid);
+
+	return p && p->smp ? abit_sampler_count(p->smp) : 0;
 }

@@ -20,6 +20,15 @@
  * after a reload, and in any round where the procfs root lists a new pid (one readdir per
  * round), so a new process is watched from its first round.
  *
+ * With sources.abit.mode = "regions" a round is preceded by ABIT_SAMPLES_PER_ROUND - 1 sampling
+ * steps (abit_round runs one step per call, and every ABIT_SAMPLES_PER_ROUND-th call is also a
+ * round): each process's address space is covered by abit_sampler's regions (at most
+ * sources.abit.max_regions, one per ABIT_REGION_MIN_PAGES pages at most), one page of each is
+ * sampled per step, and at the end of each aggregation interval (ABIT_SAMPLES_PER_AGGR steps,
+ * one scan interval) the 2 MiB regions overlapping a region whose samples saw an access, or
+ * whose own scan found one since, are "watched"; rounds scan only watched regions, and an
+ * unwatched region keeps no per-page cache. Sampled pages count as pages looked at.
+ *
  * The source is unavailable (abit_new fails, or abit_round returns -EPERM and
  * abit_unavailable_reason() says why) when page_idle or kpageflags cannot be opened or pagemap
  * hides PFNs (no CAP_SYS_ADMIN). Processes that exit mid-scan are dropped silently.
@@ -47,6 +56,11 @@ struct stats;
 #define ABIT_BACKOFF_SCANS  2	/* access-free scans before the interval doubles */
 #define ABIT_REFRESH_ROUNDS 8	/* rounds between re-reads of the process list and VMAs */
 #define ABIT_EVENT_BATCH    256
+/* Mode "regions": sampling steps per round, per aggregation interval (one scan interval), and
+ * the fewest pages per sampling region a process is given. */
+#define ABIT_SAMPLES_PER_ROUND 10
+#define ABIT_SAMPLES_PER_AGGR  (ABIT_SAMPLES_PER_ROUND * ABIT_HOT_SPEEDUP)
+#define ABIT_REGION_MIN_PAGES  16
 
 struct abit_deps {
 	const char *procfs_root; /* "/proc" live */
@@ -56,6 +70,8 @@ struct abit_deps {
 	const struct idle_io_ops *ops; /* NULL: idle_io_real_ops */
 	/* Process never scanned (pghotd itself): 0 means getpid(), -1 means none. */
 	pid_t self_pid;
+	/* Seed of region sampling's random numbers; 0: from the clock. */
+	uint64_t seed;
 };
 
 struct abit;
@@ -72,7 +88,8 @@ void abit_free(struct abit *a);
 int abit_round(struct abit *a, const struct pghotd_config *cfg);
 
 /* Main thread: registers a config_pub slot, starts the thread (a round, then a sleep of
- * sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP it can be woken from, config_pub_get() at the
+ * sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP, or in mode "regions" a step and a sleep
+ * of a tenth of that, it can be woken from, config_pub_get() at the
  * top of each loop; nothing while sources.abit.enabled is off). -errno, nothing started, on
  * failure. */
 int abit_start(struct abit *a, struct config_pub *pub);
@@ -89,5 +106,9 @@ size_t abit_nr_procs(const struct abit *a);
 size_t abit_nr_tracked(const struct abit *a);
 /* Scan interval in rounds of the region of pid holding vaddr; -ENOENT when none. */
 int abit_region_interval(const struct abit *a, pid_t pid, uint64_t vaddr);
+/* Mode "regions": 1 when the region of pid holding vaddr is watched, 0 when not, -ENOENT. */
+int abit_region_watched(const struct abit *a, pid_t pid, uint64_t vaddr);
+/* Mode "regions": sampling regions of pid (0 when it has no sampler). */
+size_t abit_nr_sample_regions(const struct abit *a, pid_t pid);
 
 #endif

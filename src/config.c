@@ -25,6 +25,7 @@
 /* ENUM keys are stored through an int pointer. */
 _Static_assert(sizeof(enum source_mode) == sizeof(int), "enum source_mode is int-sized");
 _Static_assert(sizeof(enum target_mode) == sizeof(int), "enum target_mode is int-sized");
+_Static_assert(sizeof(enum abit_mode) == sizeof(int), "enum abit_mode is int-sized");
 
 enum key_type { KEY_UINT, KEY_BOOL, KEY_STRING, KEY_ENUM, KEY_NODES, KEY_PATTERNS };
 
@@ -55,6 +56,7 @@ struct key_def {
 
 static const char *const source_mode_names[] = {"auto", "on", "off"};
 static const char *const target_mode_names[] = {"accessing-node", "fixed"};
+static const char *const abit_mode_names[] = {"full", "regions"};
 
 const char *source_mode_name(enum source_mode m)
 {
@@ -64,6 +66,11 @@ const char *source_mode_name(enum source_mode m)
 const char *target_mode_name(enum target_mode m)
 {
 	return (unsigned)m < ARRAY_SIZE(target_mode_names) ? target_mode_names[m] : "?";
+}
+
+const char *abit_mode_name(enum abit_mode m)
+{
+	return (unsigned)m < ARRAY_SIZE(abit_mode_names) ? abit_mode_names[m] : "?";
 }
 
 static int names_find(const char *const *names, size_t n, const char *s, int *v)
@@ -97,6 +104,16 @@ static int target_parse_int(const char *s, int *v)
 	return names_find(target_mode_names, ARRAY_SIZE(target_mode_names), s, v);
 }
 
+static const char *abit_mode_name_int(int v)
+{
+	return abit_mode_name((enum abit_mode)v);
+}
+
+static int abit_mode_parse_int(const char *s, int *v)
+{
+	return names_find(abit_mode_names, ARRAY_SIZE(abit_mode_names), s, v);
+}
+
 /* log.c owns the level names; going through it keeps one list. */
 static const char *level_name_int(int v)
 {
@@ -118,6 +135,8 @@ static const struct enum_def enum_source = {SOURCE_AUTO, SOURCE_OFF, source_name
 					    source_parse_int};
 static const struct enum_def enum_target = {TARGET_ACCESSING_NODE, TARGET_FIXED, target_name_int,
 					    target_parse_int};
+static const struct enum_def enum_abit_mode = {ABIT_MODE_FULL, ABIT_MODE_REGIONS,
+					       abit_mode_name_int, abit_mode_parse_int};
 static const struct enum_def enum_level = {LOG_LVL_ERR, LOG_LVL_DEBUG, level_name_int,
 					   level_parse_int};
 
@@ -220,6 +239,9 @@ static const struct key_def keys[] = {
 	     0, "ms"),
     UINT_KEY("sources.abit", "max_pages_per_sec", sources.abit.max_pages_per_sec, 262144, 1,
 	     67108864, 0, "pages/s"),
+    ENUM_KEY("sources.abit", "mode", sources.abit.mode, ABIT_MODE_FULL, &enum_abit_mode),
+    UINT_KEY("sources.abit", "max_regions", sources.abit.max_regions, 1000, 16, 65536, 0,
+	     "regions"),
 
     UINT_KEY("hot_table", "capacity", hot_table.capacity, 1048576, 1024, 268435456, 0, "entries"),
 

@@ -20,6 +20,8 @@ struct topology;
 
 enum source_mode { SOURCE_AUTO, SOURCE_ON, SOURCE_OFF };
 enum target_mode { TARGET_ACCESSING_NODE, TARGET_FIXED };
+/* How the Accessed-bit source looks: every slow page each round, or sampled regions. */
+enum abit_mode { ABIT_MODE_FULL, ABIT_MODE_REGIONS };
 
 struct node_list {
 	int n;
@@ -61,6 +63,8 @@ struct pghotd_config {
 			enum source_mode enabled;
 			unsigned scan_interval_ms;
 			unsigned max_pages_per_sec;
+			enum abit_mode mode;
+			unsigned max_regions; /* per process, mode regions */
 		} abit;
 	} sources;
 
@@ -138,5 +142,6 @@ bool config_key_equal(size_t i, const struct pghotd_config *a, const struct pgho
 
 const char *source_mode_name(enum source_mode m);
 const char *target_mode_name(enum target_mode m);
+const char *abit_mode_name(enum abit_mode m);
 
 #endif

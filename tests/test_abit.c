@@ -22,6 +22,8 @@
 #include <cmocka.h>
 
 #include "abit_idle.h"
+#include "abit_regions.h"
+#include "abit_sample.h"
 #include "config.h"
 #include "config_pub.h"
 #include "idle_bitmap.h"
@@ -55,6 +57,8 @@ struct fx {
 	uint64_t clock_ns;
 	size_t max_io; /* 0: no limit */
 	unsigned io_calls;
+	bool or_writes; /* writes set bits, as the kernel's bitmap does, instead of replacing */
+	uint64_t seed;	/* region sampling's */
 };
 
 static void fx_path(const struct fx *f, char *buf, size_t len, const char *fmt, ...)
@@ -132,10 +136,19 @@ static ssize_t fx_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
 static ssize_t fx_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_t off)
 {
 	struct fx *f = ctx;
+	uint64_t w[IDLE_BITMAP_IO_WORDS];
 
 	f->io_calls++;
 	if (f->max_io && len > f->max_io)
 		len = f->max_io;
+	/* Only the bitmap is ever written. */
+	if (f->or_writes && len % 8 == 0 && len <= sizeof(w)) {
+		memset(w, 0, sizeof(w));
+		assert_true(idle_io_real_ops.pread(NULL, fd, w, len, off) >= 0);
+		for (size_t i = 0; i < len / 8; i++)
+			w[i] |= ((const uint64_t *)buf)[i];
+		buf = w;
+	}
 	return idle_io_real_ops.pwrite(NULL, fd, buf, len, off);
 }
 
@@ -227,6 +240,7 @@ static void fx_new_abit(struct fx *f)
 	    .stats = &f->stats,
 	    .ops = &f->ops,
 	    .self_pid = -1,
+	    .seed = f->seed,
 	};
 
 	assert_int_equal(abit_new(&d, &f->a), 0);
@@ -979,6 +993,184 @@ static void test_thread_runs_rounds_and_stops_promptly(void **state)
 	config_pub_free(pub);
 }
 
+/* ---- mode regions ------------------------------------------------------------------------ */
+
+/* Sampling through the fixture: a slow LRU page is marked and read back accessed after an
+ * access; a fast page, a page off the LRU and an absent one are not marked; a THP tail is
+ * marked through its head's bit; a page that moved since its mark reads as not accessed. */
+static void test_samples_are_marked_and_read_back_through_page_idle(void **state)
+{
+	struct fx *f = *state;
+	char path[256];
+	bool seen = false, acc[6];
+	uint64_t addr[6], pfn[6], head = SLOW_PFN + 512;
+	struct abit_sample_io io = {.ops = &f->ops, .pid = 100, .topo = f->topo, .pfn_seen = &seen};
+
+	f->or_writes = true;
+	fx_proc(f, 100, "app", 0, VA, VA + 2 * REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 5, LRU);
+	fx_map(f, 100, VA + 0x1000, 100, LRU);			  /* fast */
+	fx_map(f, 100, VA + 0x2000, SLOW_PFN + 6, 0);		  /* off the LRU */
+	fx_map(f, 100, VA + REGION, head, THP_HEAD);		  /* THP head */
+	fx_map(f, 100, VA + REGION + 0x3000, head + 3, THP_TAIL); /* and a tail of it */
+	for (int i = 0; i < 6; i++)
+		addr[i] = VA + (uint64_t)i * 0x1000;
+	addr[3] = VA + 0x5000; /* absent */
+	addr[4] = VA + REGION + 0x3000;
+	addr[5] = VA + 0x6000;
+	fx_map(f, 100, addr[5], SLOW_PFN + 7, LRU);
+	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
+	io.bitmap_fd = open(path, O_RDWR);
+	fx_path(f, path, sizeof(path), "proc/kpageflags");
+	io.kpf_fd = open(path, O_RDONLY);
+	fx_path(f, path, sizeof(path), "proc/100/pagemap");
+	io.pagemap_fd = open(path, O_RDONLY);
+
+	assert_int_equal(abit_sample_mark(&io, addr, 6, pfn), 3);
+	assert_int_equal(pfn[0], SLOW_PFN + 5);
+	assert_int_equal(pfn[1], 0);
+	assert_int_equal(pfn[2], 0);
+	assert_int_equal(pfn[3], 0);
+	assert_int_equal(pfn[4], (head + 3) | ABIT_SAMPLE_TAIL);
+	assert_true(fx_idle_bit(f, SLOW_PFN + 5));
+	assert_true(fx_idle_bit(f, head));
+	assert_false(fx_idle_bit(f, 100));
+	assert_true(seen);
+
+	fx_access(f, SLOW_PFN + 5);
+	fx_access(f, head);
+	fx_access(f, SLOW_PFN + 7);
+	fx_map(f, 100, addr[5], SLOW_PFN + 8, LRU); /* moved after the mark */
+	assert_int_equal(abit_sample_read(&io, addr, pfn, 6, acc), 2);
+	assert_true(acc[0] && acc[4]);
+	assert_false(acc[1] || acc[2] || acc[3] || acc[5]);
+	close(io.bitmap_fd);
+	close(io.kpf_fd);
+	close(io.pagemap_fd);
+}
+
+/* A process of 16 regions of 2 MiB (8192 pages) with slow pages everywhere, max_regions 64:
+ * sampling regions of at most L = ceil(4 * 8192 / 64) = 512 pages. */
+static void fx_regions_proc(struct fx *f)
+{
+	f->or_writes = true;
+	f->seed = 12345;
+	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
+	f->cfg->sources.abit.max_regions = 64;
+	fx_proc(f, 100, "app", 0, VA, VA + 16 * REGION);
+	/* The hot band's 64 pages at the start of region 5 (PFNs of one bitmap word), then every
+	 * 16th page of the others. */
+	for (uint64_t i = 0; i < 64; i++)
+		fx_map(f, 100, VA + 5 * REGION + i * 4096, SLOW_PFN + i, LRU);
+	for (uint64_t g = 0, k = 0; g < 16; g++)
+		for (uint64_t i = 0; g != 5 && i < 512; i += 16, k++)
+			fx_map(f, 100, VA + g * REGION + i * 4096, SLOW_PFN + 64 + k, LRU);
+	fx_new_abit(f);
+}
+
+/* What the kernel shows after the band's 64 pages were all accessed: one bitmap word. */
+static void fx_access_band(struct fx *f)
+{
+	char path[256];
+
+	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
+	pwrite_u64(path, SLOW_PFN / 64 * 8, 0);
+}
+
+/* The band of w = 64 pages accessed all the time is sampled within
+ * k = abit_regions_miss_bound(8192, 64, 16, 20, 10) = 4 aggregation intervals (scan
+ * intervals) but with probability e^-10, and its pages are reported one scan interval later
+ * (the region becomes watched, the next round learns it, the one after reports): within
+ * (k + 1) * ABIT_SAMPLES_PER_AGGR steps. Nothing else is reported, cold regions are never
+ * scanned page by page. */
+static void test_region_mode_finds_a_hot_band_within_the_bound(void **state)
+{
+	struct fx *f = *state;
+	uint64_t k = abit_regions_miss_bound(8192, 64, 64 / 4, ABIT_SAMPLES_PER_AGGR, 10);
+	int steps = 0;
+
+	assert_int_equal(k, 4);
+	fx_regions_proc(f);
+	while (f->nev == 0 && steps < (int)(k + 1) * ABIT_SAMPLES_PER_AGGR) {
+		fx_access_band(f);
+		assert_true(fx_round(f) >= 0);
+		steps++;
+	}
+	printf("hot band reported after %d steps (%.2f scan intervals; bound %d)\n", steps,
+	       (double)steps / ABIT_SAMPLES_PER_AGGR, (int)(k + 1) * ABIT_SAMPLES_PER_AGGR);
+	assert_true(f->nev > 0);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+	assert_true(abit_nr_sample_regions(f->a, 100) <= 64);
+	assert_true(abit_nr_sample_regions(f->a, 100) >= 16);
+	for (int i = 0; i < 2 * ABIT_SAMPLES_PER_AGGR; i++) {
+		fx_access_band(f);
+		assert_true(fx_round(f) >= 0);
+	}
+	/* Every band page is reported, once per round; nothing outside it. */
+	for (size_t i = 0; i < f->nev; i++) {
+		assert_true(f->ev[i].vaddr >= VA + 5 * REGION);
+		assert_true(f->ev[i].vaddr < VA + 5 * REGION + 64 * 4096);
+	}
+	assert_true(f->nev >= 64);
+	assert_int_equal(abit_region_watched(f->a, 100, VA + 5 * REGION), 1);
+	for (uint64_t g = 0; g < 16; g++)
+		if (g < 4 || g > 6)
+			assert_int_equal(abit_region_watched(f->a, 100, VA + g * REGION), 0);
+}
+
+/* Nothing accessed for ten scan intervals: no region is watched, no event, and the pages
+ * looked at are the samples alone, at most max_regions a step, a fraction of what the full
+ * scan looks at. */
+static void test_region_mode_looks_at_cold_memory_through_samples_only(void **state)
+{
+	struct fx *f = *state;
+	int steps = 10 * ABIT_SAMPLES_PER_AGGR;
+
+	fx_regions_proc(f);
+	for (int i = 0; i < steps; i++)
+		assert_int_equal(fx_round(f), 0);
+	assert_int_equal(f->nev, 0);
+	for (uint64_t g = 0; g < 16; g++)
+		assert_int_equal(abit_region_watched(f->a, 100, VA + g * REGION), 0);
+	assert_true(fx_stat(f, SS_PAGES_SCANNED) <= (uint64_t)steps * 64);
+	assert_true(fx_stat(f, SS_PAGES_SCANNED) >= (uint64_t)steps * 16);
+	assert_int_equal(abit_nr_tracked(f->a), 0);
+}
+
+/* The mode follows a reload: full scans every region, regions samples, full again. */
+static void test_mode_follows_the_configuration(void **state)
+{
+	struct fx *f = *state;
+
+	fx_regions_proc(f);
+	assert_int_equal(fx_round(f), 0);
+	assert_true(abit_nr_sample_regions(f->a, 100) > 0);
+	f->cfg->sources.abit.mode = ABIT_MODE_FULL;
+	f->cfg->generation++;
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_sample_regions(f->a, 100), 0);
+	assert_int_equal(abit_nr_tracked(f->a), 64 + 15 * 32);
+	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
+	f->cfg->generation++;
+	/* Taken up at the next step, round or not: the per-page state goes with the full scan. */
+	assert_int_equal(fx_round(f), 0);
+	assert_true(abit_nr_sample_regions(f->a, 100) > 0);
+	assert_int_equal(abit_nr_tracked(f->a), 0);
+}
+
+static void test_region_mode_hidden_pfns_make_the_source_unavailable(void **state)
+{
+	struct fx *f = *state;
+
+	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	for (uint64_t i = 0; i < 512; i++)
+		fx_map(f, 100, VA + i * 4096, 0, 0);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), -EPERM);
+	assert_non_null(strstr(abit_unavailable_reason(f->a), "CAP_SYS_ADMIN"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1008,6 +1200,11 @@ int main(void)
 	    FX(test_new_process_is_watched_from_the_next_round),
 	    FX(test_region_populated_late_is_scanned_every_round_again),
 	    FX(test_thread_runs_rounds_and_stops_promptly),
+	    FX(test_samples_are_marked_and_read_back_through_page_idle),
+	    FX(test_region_mode_finds_a_hot_band_within_the_bound),
+	    FX(test_region_mode_looks_at_cold_memory_through_samples_only),
+	    FX(test_mode_follows_the_configuration),
+	    FX(test_region_mode_hidden_pfns_make_the_source_unavailable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -190,6 +190,9 @@ static void defaults_match_the_documented_values(void **state)
 	assert_int_equal(cfg->promotion.batch, 512);
 	assert_int_equal(cfg->promotion.interval_ms, 100);
 	assert_int_equal(cfg->promotion.target, TARGET_ACCESSING_NODE);
+	/* Region sampling waits for its guest validation: the full scan stays the default. */
+	assert_int_equal(cfg->sources.abit.mode, ABIT_MODE_FULL);
+	assert_int_equal(cfg->sources.abit.max_regions, 1000);
 	assert_string_equal(cfg->stats.file, "/run/pghotd/stats.prom");
 	assert_int_equal(cfg->stats.interval_ms, 10000);
 	config_free(cfg);
@@ -434,6 +437,23 @@ static void bad_enum_string_lists_the_values(void **state)
 	expect_one_error("sources = { abit = { enabled = \"yes\"; }; };\n",
 			 "t.conf:1: sources.abit.enabled: \"yes\" is not a known value; allowed "
 			 "\"auto\", \"on\", \"off\"");
+}
+
+static void abit_mode_and_max_regions_are_validated(void **state)
+{
+	struct pghotd_config *cfg;
+
+	(void)state;
+	expect_one_error("sources = { abit = { mode = \"sampled\"; }; };\n",
+			 "t.conf:1: sources.abit.mode: \"sampled\" is not a known value; allowed "
+			 "\"full\", \"regions\"");
+	expect_one_error("sources = { abit = { max_regions = 8; }; };\n",
+			 "t.conf:1: sources.abit.max_regions: 8 is out of range; allowed 16..65536 "
+			 "(regions)");
+	cfg = load_ok("sources = { abit = { mode = \"regions\"; max_regions = 16; }; };\n");
+	assert_int_equal(cfg->sources.abit.mode, ABIT_MODE_REGIONS);
+	assert_int_equal(cfg->sources.abit.max_regions, 16);
+	config_free(cfg);
 }
 
 static void bad_log_level_lists_the_levels(void **state)
@@ -804,7 +824,8 @@ static void print_of_a_changed_config_reads_back_equal(void **state)
 		    "ring_pages = 8; };\n"
 		    " pebs = { enabled = \"off\"; period = 333; ldlat = 30; stores = true; "
 		    "event = \"a\\\"b\\\\c\"; ring_pages = 2; };\n"
-		    " abit = { enabled = \"on\"; scan_interval_ms = 50; max_pages_per_sec = 9; }; "
+		    " abit = { enabled = \"on\"; scan_interval_ms = 50; max_pages_per_sec = 9; "
+		    "mode = \"regions\"; max_regions = 64; }; "
 		    "};\n"
 		    "hot_table = { capacity = 4096; };\n"
 		    "promotion = { threshold = 7; window_ms = 20; rate_limit_mbps = 0; batch = 3; "
@@ -889,6 +910,7 @@ int main(void)
 	    T(shipped_conf_keeps_stats_file_on_its_own_line),
 	    T(man_page_documents_every_key),
 	    T(defaults_match_the_documented_values),
+	    T(abit_mode_and_max_regions_are_validated),
 	    T(empty_file_gives_the_defaults),
 	    T(absent_keys_keep_their_defaults),
 	    T(accepts_every_kind_of_value),

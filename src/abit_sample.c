@@ -1,0 +1,231 @@
+/* abit_sample: the page_idle I/O of region sampling (see the header). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "abit_sample.h"
+#include "pagemap.h"
+#include "topology.h"
+
+#define THP_PFNS 512 /* a PMD-mapped THP: its head is this aligned */
+
+/* The pagemap entry of addr; -ESRCH once the process's mm is gone (end of file). */
+static int read_entry(const struct abit_sample_io *io, uint64_t addr, uint64_t *e)
+{
+	ssize_t n = idle_io_read_full(io->ops, io->pagemap_fd, e, 8, addr / PAGEMAP_PAGE_SIZE * 8);
+
+	if (n == -ENOENT || n == -ESRCH || n == 0)
+		return -ESRCH;
+	if (n < 0)
+		return (int)n;
+	if (n != 8)
+		*e = 0;
+	return 0;
+}
+
+static bool pfn_is_slow(const struct abit_sample_io *io, uint64_t addr, uint64_t pfn)
+{
+	const struct topology *t = io->topo;
+	void *page = (void *)(uintptr_t)addr;
+	int node = -1;
+
+	if (!t)
+		return false;
+	if (t->nr_blocks)
+		node = topology_node_of_pfn(t, pfn);
+	else if (!io->ops->page_nodes ||
+		 io->ops->page_nodes(io->ops->ctx, io->pid, 1, &page, &node))
+		node = -1;
+	return topology_node_is_slow(t, node);
+}
+
+/* The PFN whose idle bit stands for pfn (itself, or its THP head, flagged), or 0 for a page
+ * page_idle does not track. */
+static uint64_t idle_pfn(const struct abit_sample_io *io, uint64_t pfn)
+{
+	uint64_t flags = 0;
+
+	if (idle_io_read_full(io->ops, io->kpf_fd, &flags, 8, pfn * 8) != 8)
+		return 0;
+	switch (kpf_classify(flags)) {
+	case KPF_CLASS_PAGE:
+	case KPF_CLASS_THP_HEAD:
+		return pfn;
+	case KPF_CLASS_THP_TAIL:
+		return pfn | ABIT_SAMPLE_TAIL;
+	default:
+		return 0;
+	}
+}
+
+static uint64_t bit_pfn(uint64_t marked)
+{
+	return marked & ABIT_SAMPLE_TAIL ? (marked & ~ABIT_SAMPLE_TAIL) / THP_PFNS * THP_PFNS
+					 : marked;
+}
+
+/* Sets the page's idle bit; a PFN past the bitmap's last word (-EIO: the kernel moves 0
+ * bytes there) is left unmarked. */
+static int mark_one(const struct abit_sample_io *io, uint64_t marked, uint64_t *out)
+{
+	uint64_t pfn = bit_pfn(marked), bit = UINT64_C(1) << (pfn % 64);
+	int r = idle_bitmap_write_words(io->ops, io->bitmap_fd, pfn / 64, &bit, 1);
+
+	*out = r == 0 ? marked : 0;
+	return r == -EIO ? 0 : r;
+}
+
+int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size_t n, uint64_t *pfn)
+{
+	int marked = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t e, p, m;
+		int r = read_entry(io, addr[i], &e);
+
+		pfn[i] = 0;
+		if (r < 0)
+			return r;
+		p = pagemap_pfn(e);
+		if (pagemap_present(e) && !p && !*io->pfn_seen)
+			return -EPERM;
+		if (!p)
+			continue;
+		*io->pfn_seen = true;
+		if (!pfn_is_slow(io, addr[i], p) || !(m = idle_pfn(io, p)))
+			continue;
+		r = mark_one(io, m, &pfn[i]);
+		if (r < 0)
+			return r;
+		marked += pfn[i] != 0;
+	}
+	return marked;
+}
+
+int abit_sample_read(const struct abit_sample_io *io, const uint64_t *addr, const uint64_t *pfn,
+		     size_t n, bool *accessed)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t e, w, p = bit_pfn(pfn[i]);
+		int r;
+
+		accessed[i] = false;
+		if (!pfn[i])
+			continue;
+		r = read_entry(io, addr[i], &e);
+		if (r < 0)
+			return r;
+		if (pagemap_pfn(e) != (pfn[i] & ~ABIT_SAMPLE_TAIL))
+			continue;
+		r = idle_bitmap_read_words(io->ops, io->bitmap_fd, p / 64, &w, 1);
+		if (r == -ENXIO)
+			continue; /* past the bitmap's end: reads as idle */
+		if (r < 0)
+			return r;
+		accessed[i] = !((w >> (p % 64)) & 1);
+		found += accessed[i];
+	}
+	return found;
+}
+
+/* ---- one process's sampler ------------------------------------------------------------- */
+
+struct abit_sampler {
+	struct abit_regions *rs;
+	uint32_t max;
+	size_t npend; /* samples marked by the last step */
+	uint64_t *addr, *pfn;
+	bool *acc;
+	struct abit_range *hot;
+};
+
+int abit_sampler_new(uint32_t max_regions, uint32_t samples_per_aggr, uint64_t *rng_state,
+		     struct abit_sampler **out)
+{
+	struct abit_regions_params p = {.min_regions = max_regions / 4,
+					.max_regions = max_regions,
+					.samples_per_aggr = samples_per_aggr,
+					.page_size = PAGEMAP_PAGE_SIZE};
+	struct abit_sampler *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	s->max = max_regions;
+	r = abit_regions_new(&p, (struct abit_rng){.next = abit_rng_splitmix64, .ctx = rng_state},
+			     &s->rs);
+	if (r == 0) {
+		s->addr = calloc(max_regions, sizeof(*s->addr));
+		s->pfn = calloc(max_regions, sizeof(*s->pfn));
+		s->acc = calloc(max_regions, sizeof(*s->acc));
+		s->hot = calloc(max_regions, sizeof(*s->hot));
+		r = s->addr && s->pfn && s->acc && s->hot ? 0 : -ENOMEM;
+	}
+	if (r < 0) {
+		abit_sampler_free(s);
+		return r;
+	}
+	*out = s;
+	return 0;
+}
+
+void abit_sampler_free(struct abit_sampler *s)
+{
+	if (!s)
+		return;
+	abit_regions_free(s->rs);
+	free(s->addr);
+	free(s->pfn);
+	free(s->acc);
+	free(s->hot);
+	free(s);
+}
+
+uint32_t abit_sampler_max_regions(const struct abit_sampler *s)
+{
+	return s->max;
+}
+
+int abit_sampler_update(struct abit_sampler *s, const struct abit_range *r, size_t n)
+{
+	return abit_regions_update(s->rs, r, n);
+}
+
+size_t abit_sampler_count(const struct abit_sampler *s)
+{
+	return abit_regions_count(s->rs);
+}
+
+int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io)
+{
+	int aggregated = 0, r, n;
+
+	if (s->npend) {
+		r = abit_sample_read(io, s->addr, s->pfn, s->npend, s->acc);
+		if (r < 0)
+			return r;
+		aggregated = abit_regions_check(s->rs, s->acc, s->npend);
+		s->npend = 0;
+		if (aggregated == -ESTALE) /* regions updated since the marks */
+			aggregated = 0;
+		if (aggregated < 0)
+			return aggregated;
+	}
+	n = abit_regions_prepare(s->rs, s->addr, s->max);
+	if (n < 0)
+		return n;
+	r = abit_sample_mark(io, s->addr, (size_t)n, s->pfn);
+	if (r < 0)
+		return r;
+	s->npend = (size_t)n;
+	return aggregated;
+}
+
+const struct abit_range *abit_sampler_hot(struct abit_sampler *s, uint32_t min_accesses, size_t *n)
+{
+	size_t k = abit_regions_hot(s->rs, min_accesses, s->hot, s->max);
+
+	*n = k < s->max ? k : s->max;
+	return s->hot;
+}
