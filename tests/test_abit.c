@@ -1118,6 +1118,44 @@ static void test_region_mode_finds_a_hot_band_within_the_bound(void **state)
 			assert_int_equal(abit_region_watched(f->a, 100, VA + g * REGION), 0);
 }
 
+/* Issue 13's pages that become slow later: the band's pages sit on the fast node for three
+ * scan intervals (accessed all along), then move to the slow node, as migratepages(8) would
+ * move them. The samples cover the whole address space wherever its pages are, so the band is
+ * reported within the same bound as a band that was slow from the start. */
+static int steps_to_find_moved_band(struct fx *f)
+{
+	int steps = 0;
+
+	for (uint64_t i = 0; i < 64; i++)
+		fx_map(f, 100, VA + 5 * REGION + i * 4096, 64 + i, LRU); /* node 0 */
+	for (int i = 0; i < 3 * ABIT_SAMPLES_PER_AGGR; i++) {
+		fx_access_band(f);
+		assert_true(fx_round(f) >= 0);
+	}
+	assert_int_equal(f->nev, 0);
+	for (uint64_t i = 0; i < 64; i++)
+		fx_map(f, 100, VA + 5 * REGION + i * 4096, SLOW_PFN + i, LRU);
+	while (f->nev == 0 && steps < 40 * ABIT_SAMPLES_PER_AGGR) {
+		fx_access_band(f);
+		assert_true(fx_round(f) >= 0);
+		steps++;
+	}
+	return steps;
+}
+
+static void test_region_mode_sees_pages_that_become_slow_later(void **state)
+{
+	struct fx *f = *state;
+	uint64_t k = abit_regions_miss_bound(8192, 64, 64 / 4, ABIT_SAMPLES_PER_AGGR, 10);
+	int steps;
+
+	fx_regions_proc(f);
+	steps = steps_to_find_moved_band(f);
+	printf("band moved to the slow node reported after %.2f scan intervals (bound %d)\n",
+	       (double)steps / ABIT_SAMPLES_PER_AGGR, (int)k + 1);
+	assert_true(f->nev > 0 && steps <= (int)(k + 1) * ABIT_SAMPLES_PER_AGGR);
+}
+
 /* Nothing accessed for ten scan intervals: no region is watched, no event, and the pages
  * looked at are the samples alone, at most max_regions a step, a fraction of what the full
  * scan looks at. */
@@ -1203,6 +1241,7 @@ int main(void)
 	    FX(test_samples_are_marked_and_read_back_through_page_idle),
 	    FX(test_region_mode_finds_a_hot_band_within_the_bound),
 	    FX(test_region_mode_looks_at_cold_memory_through_samples_only),
+	    FX(test_region_mode_sees_pages_that_become_slow_later),
 	    FX(test_mode_follows_the_configuration),
 	    FX(test_region_mode_hidden_pfns_make_the_source_unavailable),
 	};
