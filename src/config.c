@@ -258,6 +258,11 @@ static const struct key_def keys[] = {
     UINT_KEY("promotion", "max_retries", promotion.max_retries, 3, 0, 100, 0, "retries"),
     BOOL_KEY("promotion", "move_near_task", promotion.move_near_task, true),
 
+    BOOL_KEY("demotion", "enabled", demotion.enabled, true),
+    UINT_KEY("demotion", "free_target_percent", demotion.free_target_percent, 0, 0, 90, 0, "%"),
+    UINT_KEY("demotion", "min_idle_ms", demotion.min_idle_ms, 60000, 1000, 86400000, 0, "ms"),
+    UINT_KEY("demotion", "rate_limit_mbps", demotion.rate_limit_mbps, 256, 0, 1048576, 0, "MiB/s"),
+
     PATTERNS_KEY("processes", "include_comm", processes.include_comm),
     PATTERNS_KEY("processes", "exclude_comm", processes.exclude_comm),
     PATTERNS_KEY("processes", "include_cgroup", processes.include_cgroup),
@@ -1069,6 +1074,26 @@ static void check_target(struct parse_ctx *ctx)
 				  t->node[i]);
 }
 
+/* A page's idle age counts from when the scanner first saw it where it is, so a promoted page
+ * (moved, hence seen anew) cannot look cold before min_idle_ms: with min_idle_ms at least the
+ * promotion cooldown, no page is demoted within its cooldown. */
+static void check_demotion(struct parse_ctx *ctx)
+{
+	const struct pghotd_config *c = ctx->cfg;
+	struct where at = at_key(ctx, "demotion", "min_idle_ms");
+
+	if (key_bad(ctx, "demotion", "min_idle_ms") || key_bad(ctx, "promotion", "cooldown_ms"))
+		return;
+	if (at.line <= 0) /* left at its default: the raised cooldown is the line to blame */
+		at = at_key(ctx, "promotion", "cooldown_ms");
+	if (c->demotion.min_idle_ms < c->promotion.cooldown_ms)
+		ctx_error(ctx, at,
+			  "demotion.min_idle_ms: %u is below promotion.cooldown_ms (%u); allowed "
+			  "%u..86400000, so a promoted page is not demoted within its cooldown",
+			  c->demotion.min_idle_ms, c->promotion.cooldown_ms,
+			  c->promotion.cooldown_ms < 1000 ? 1000 : c->promotion.cooldown_ms);
+}
+
 /* ---- loading ---- */
 
 static void ctx_syntax_error(struct parse_ctx *ctx, const config_t *lc)
@@ -1090,6 +1115,7 @@ static int parse_text(struct parse_ctx *ctx, const char *text)
 		parse_group(ctx, config_root_setting(&lc), "");
 		check_tiers(ctx);
 		check_target(ctx);
+		check_demotion(ctx);
 	} else {
 		ctx_syntax_error(ctx, &lc);
 	}

@@ -86,6 +86,15 @@ struct pghotd_config {
 		bool move_near_task;  /* run move_pages on the CPU the task last ran on */
 	} promotion;
 
+	/* Cold pages of fast nodes down to the nearest slow node (promoter.h). */
+	struct {
+		bool enabled;
+		unsigned
+		    free_target_percent; /* keep this share free; 0: only make room for hot pages */
+		unsigned min_idle_ms;	 /* idle at least this long to be cold; >= cooldown_ms */
+		unsigned rate_limit_mbps; /* MiB/s, 0 = unlimited; a bucket of its own */
+	} demotion;
+
 	struct {
 		struct pattern_list include_comm;
 		struct pattern_list exclude_comm;

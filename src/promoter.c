@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cold_list.h"
 #include "config_pub.h"
 #include "fileio.h"
 #include "hot_table.h"
@@ -42,7 +43,12 @@
 #define MAX_ROUNDS 4
 /* Entries prefetched ahead of the one being settled (bench_promoter: 64 beat 16 and 256). */
 #define SETTLE_AHEAD 64
-#define MIB	   (UINT64_C(1) << 20)
+#define MIB	     (UINT64_C(1) << 20)
+/* A demotion item has no hot table entry: its slot is past any table (hot_table_done() ignores
+ * it) and its proc field holds the pid, which groups it like a process handle would. */
+#define NO_SLOT UINT32_MAX
+/* Time between two looks at fast nodes' free memory for demotion, when nothing asks sooner. */
+#define DEMOTE_CHECK_MS 1000
 
 struct work_item {
 	struct hot_candidate c;
@@ -60,6 +66,18 @@ struct promoter {
 	struct promoter_deps d;
 	struct token_bucket bucket;
 	bool bucket_ready;
+	/* Demotion (see "demotion" below): its own bucket, the direction of the pages being
+	 * moved, and what promotion could not place last interval, by the node it wanted. */
+	struct token_bucket dbucket;
+	struct token_bucket *cur; /* the bucket paying for the pages being moved */
+	bool down;		  /* moving cold pages down from down_from */
+	int down_from, down_target;
+	enum stat_demote_reason why;
+	uint64_t room_wanted[TOPO_MAX_NODES];
+	uint64_t last_reoffer, last_check, check_gen;
+	bool needy;		/* the last look found a fast node that needs room */
+	struct cold_page *cold; /* [PROMOTER_WORK_MAX], taken from the cold list */
+	struct interval_tally dtally;
 	bool charged;	 /* pages being moved were paid for: refund the ones that fail */
 	bool limited;	 /* this interval ran out of tokens */
 	bool free_fresh; /* free memory refreshed this interval */
@@ -126,17 +144,21 @@ int promoter_new(const struct promoter_deps *deps, struct promoter **out)
 		p->d.kick_mark = PROMOTER_MAX_BATCH;
 	p->base_page = ps > 0 ? (uint64_t)ps : 4096;
 	p->huge_page = pmd_size(p->base_page);
+	p->cur = &p->bucket;
 	p->work = calloc(PROMOTER_WORK_MAX, sizeof(*p->work));
 	p->deferred = calloc(PROMOTER_WORK_MAX, sizeof(*p->deferred));
+	if (deps->cold)
+		p->cold = calloc(PROMOTER_WORK_MAX, sizeof(*p->cold));
 	int r = worker_init(&p->w, "promoter");
 
-	if (!p->work || !p->deferred || r < 0) {
+	if (!p->work || !p->deferred || (deps->cold && !p->cold) || r < 0) {
 		if (r == 0) {
 			worker_fini(&p->w);
 			r = -ENOMEM;
 		}
 		free(p->work);
 		free(p->deferred);
+		free(p->cold);
 		free(p);
 		return r;
 	}
@@ -159,6 +181,7 @@ void promoter_free(struct promoter *p)
 	worker_fini(&p->w);
 	free(p->work);
 	free(p->deferred);
+	free(p->cold);
 	free(p);
 }
 
@@ -176,16 +199,26 @@ static void pagemap_cache_drop(void);
 
 /* ---- settling ---------------------------------------------------------------------- */
 
+/* A page the bucket cannot pay for this interval. A cold page is not kept: the scanner offers it
+ * again (cold_list_reoffer()) while it stays idle. */
 static void defer(struct promoter *p, const struct work_item *it)
 {
+	p->tally.deferred++;
+	if (p->down)
+		return;
 	/* Cannot overflow: see the ownership note at the top. */
 	p->deferred[p->nr_deferred++] = *it;
-	p->tally.deferred++;
 }
 
 static void settle(struct promoter *p, const struct work_item *it, enum hot_outcome o, uint64_t now)
 {
-	hot_table_done(p->d.hot, &it->c, o, now);
+	if (!p->down)
+		hot_table_done(p->d.hot, &it->c, o, now);
+}
+
+static void count_rate_limited(struct promoter *p, uint64_t n)
+{
+	stats_add(p->d.stats, p->down ? ST_DEMOTE_RATE_LIMITED : ST_PROMOTE_RATE_LIMITED, n);
 }
 
 static void settle_all(struct promoter *p, struct work_item **sel, size_t n, uint64_t now)
@@ -197,7 +230,10 @@ static void settle_all(struct promoter *p, struct work_item **sel, size_t n, uin
 static void fail(struct promoter *p, const struct work_item *it, enum stat_fail_reason why,
 		 enum hot_outcome o, uint64_t now)
 {
-	stats_fail(p->d.stats, why, 1);
+	if (p->down)
+		stats_demote_fail(p->d.stats, why, 1);
+	else
+		stats_fail(p->d.stats, why, 1);
 	p->tally.failed++;
 	settle(p, it, o, now);
 }
@@ -271,6 +307,8 @@ static int choose_target(struct promoter *p, const struct pghotd_config *cfg, in
 static int pick_target(struct promoter *p, const struct pghotd_config *cfg, int from, int where)
 {
 	refresh_free_once(p, cfg);
+	if (p->down)
+		return p->down_target;
 	if (p->memo_valid && p->memo_from == from && p->memo_where == where)
 		return p->memo_target;
 	p->memo_from = from;
@@ -280,13 +318,41 @@ static int pick_target(struct promoter *p, const struct pghotd_config *cfg, int 
 	return p->memo_target;
 }
 
+/* The node a page accessed from `from` (sitting on `where`) would go to were none full. */
+static int preferred_target(struct promoter *p, const struct pghotd_config *cfg, int from,
+			    int where)
+{
+	int n;
+
+	if (cfg->promotion.target == TARGET_FIXED)
+		return cfg->promotion.target_nodes.n ? cfg->promotion.target_nodes.node[0] : -1;
+	if (from < 0 || from >= topo_of(p, cfg)->nr_nodes)
+		from = where;
+	return topology_fast_nodes_by_distance(topo_of(p, cfg), from, &n, 1) == 1 ? n : -1;
+}
+
+/* A hot page found every target full: its preferred node asks demotion for its room (an
+ * exchange), served at the next interval's demote(). */
+static void want_room(struct promoter *p, const struct pghotd_config *cfg,
+		      const struct work_item *it, int where)
+{
+	int n;
+
+	if (!p->d.cold || !cfg->demotion.enabled)
+		return;
+	n = preferred_target(p, cfg, it->c.node, where);
+	if (n >= 0 && n < TOPO_MAX_NODES)
+		p->room_wanted[n] += it->c.size == HOT_SIZE_HUGE ? p->huge_page : p->base_page;
+}
+
 static void pause_node(struct promoter *p, int node)
 {
 	if (node < 0 || node >= TOPO_MAX_NODES || p->paused[node])
 		return;
 	p->paused[node] = true;
 	stats_add(p->d.stats, ST_NODE_PAUSES, 1);
-	log_notice("node %d is full (move_pages -ENOMEM), pausing promotion to it", node);
+	log_notice("node %d is full (move_pages -ENOMEM), pausing %s to it", node,
+		   p->down ? "demotion" : "promotion");
 }
 
 /* ---- one move_pages call ----------------------------------------------------------- */
@@ -296,7 +362,11 @@ static void flush_promoted(struct promoter *p)
 	for (int n = 0; n < TOPO_MAX_NODES; n++) {
 		if (!p->node_pages[n])
 			continue;
-		stats_promoted(p->d.stats, n, p->node_pages[n], p->node_bytes[n]);
+		if (p->down)
+			stats_demoted(p->d.stats, p->down_from, p->why, p->node_pages[n],
+				      p->node_bytes[n]);
+		else
+			stats_promoted(p->d.stats, n, p->node_pages[n], p->node_bytes[n]);
 		p->tally.moved += p->node_pages[n];
 		p->tally.bytes += p->node_bytes[n];
 		p->node_pages[n] = 0;
@@ -316,7 +386,7 @@ static bool settle_status(struct promoter *p, const struct pghotd_config *cfg, s
 		return true;
 	}
 	if (p->charged)
-		token_bucket_refund(&p->bucket, size);
+		token_bucket_refund(p->cur, size);
 	switch (st) {
 	case -EBUSY:
 		if (can_defer && it->retries < cfg->promotion.max_retries) {
@@ -387,7 +457,7 @@ static long move_selected(struct promoter *p, const struct pghotd_config *cfg, p
 				  retry ? "retrying later" : "dropping them");
 		for (size_t i = 0; i < n; i++) {
 			if (p->charged)
-				token_bucket_refund(&p->bucket, p->sizes[i]);
+				token_bucket_refund(p->cur, p->sizes[i]);
 			fail(p, p->sel[i], FAIL_OTHER, retry ? HOT_RETRY : HOT_DROP, now);
 		}
 		return 0;
@@ -445,6 +515,12 @@ static void forget_process(struct promoter *p, uint32_t proc, pid_t pid, struct 
 {
 	size_t k = 0;
 
+	if (p->down) {
+		/* Cold pages hold no hot table entry; the process is the sources' to forget. */
+		stats_demote_fail(p->d.stats, FAIL_NOPROC, 1);
+		pagemap_cache_drop();
+		return;
+	}
 	for (size_t i = 0; i < n; i++)
 		settle(p, &rest[i], HOT_DROP, now);
 	for (size_t i = 0; i < p->nr_deferred; i++) {
@@ -516,6 +592,11 @@ static int judge_placement(struct promoter *p, const struct pghotd_config *cfg,
 		fail(p, it, FAIL_GONE, HOT_DROP, now);
 	} else if (st < 0) {
 		fail(p, it, FAIL_OTHER, HOT_DROP, now);
+	} else if (p->down) {
+		if (st == p->down_from)
+			return st;
+		stats_add(p->d.stats, ST_DEMOTE_SKIPPED, 1);
+		p->tally.skipped++;
 	} else if (!topology_node_is_slow(topo_of(p, cfg), st)) {
 		stats_add(p->d.stats, ST_PROMOTE_SKIPPED_FAST, 1);
 		p->tally.skipped++;
@@ -528,7 +609,8 @@ static int judge_placement(struct promoter *p, const struct pghotd_config *cfg,
 
 /* Keeps in p->sel the pages still on a slow node that have a target (in p->nodes), settles
  * the rest. A page whose sample gave its placement skips the query; the others are asked
- * about in one move_pages call. Returns how many were kept, or -ESRCH (none settled). */
+ * about in one move_pages call. Demoting, the pages still on down_from are kept, all bound for
+ * the node pick_target() gives. Returns how many were kept, or -ESRCH (none settled). */
 static long select_slow(struct promoter *p, const struct pghotd_config *cfg,
 			struct work_item *items, size_t n, uint64_t now)
 {
@@ -554,7 +636,9 @@ static long select_slow(struct promoter *p, const struct pghotd_config *cfg,
 		}
 		target = pick_target(p, cfg, items[i].c.node, where);
 		if (target < 0) {
-			/* Every target is full or paused: give the page back to counting. */
+			/* Every target is full or paused: give the page back to counting, and ask
+			 * demotion for room. */
+			want_room(p, cfg, &items[i], where);
 			settle(p, &items[i], HOT_RETRY, now);
 			continue;
 		}
@@ -571,12 +655,12 @@ static size_t charge(struct promoter *p, size_t n)
 {
 	size_t paid = 0;
 
-	if (p->bucket.rate == 0)
+	if (p->cur->rate == 0)
 		return n; /* unlimited: every take would succeed */
 	for (size_t i = 0; i < n; i++) {
-		if (!token_bucket_take(&p->bucket, p->sizes[i])) {
+		if (!token_bucket_take(p->cur, p->sizes[i])) {
 			p->limited = true;
-			stats_add(p->d.stats, ST_PROMOTE_RATE_LIMITED, 1);
+			count_rate_limited(p, 1);
 			defer(p, p->sel[i]);
 			continue;
 		}
@@ -590,13 +674,14 @@ static size_t charge(struct promoter *p, size_t n)
 static void dry_run(struct promoter *p, size_t n, uint64_t now)
 {
 	for (size_t i = 0; i < n; i++) {
-		log_debug("would promote pid=%d addr=0x%" PRIx64 " to node %d", (int)p->sel[i]->pid,
-			  p->sel[i]->c.vaddr, p->nodes[i]);
+		log_debug("would %s pid=%d addr=0x%" PRIx64 " to node %d",
+			  p->down ? "demote" : "promote", (int)p->sel[i]->pid, p->sel[i]->c.vaddr,
+			  p->nodes[i]);
 		p->tally.dry_bytes += p->sizes[i];
 		/* Settled as promoted so the cooldown spaces out repeated decisions. */
 		settle(p, p->sel[i], HOT_PROMOTED, now);
 	}
-	stats_add(p->d.stats, ST_PROMOTE_DRY_RUN, n);
+	stats_add(p->d.stats, p->down ? ST_DEMOTE_DRY_RUN : ST_PROMOTE_DRY_RUN, n);
 	p->tally.dry += n;
 }
 
@@ -617,7 +702,7 @@ static long process_chunk(struct promoter *p, const struct pghotd_config *cfg,
 		return (long)paid;
 	}
 	p->charged = true;
-	return move_selected(p, cfg, items[0].pid, paid, true, now);
+	return move_selected(p, cfg, items[0].pid, paid, !p->down, now);
 }
 
 /* ---- one interval ------------------------------------------------------------------ */
@@ -767,15 +852,16 @@ static long process_work(struct promoter *p, const struct pghotd_config *cfg, ui
 				end++;
 			near |= go_near(p, cfg, p->work[i].pid);
 		}
-		if (token_bucket_exhausted(&p->bucket)) {
+		if (token_bucket_exhausted(p->cur)) {
 			p->limited = true;
-			stats_add(p->d.stats, ST_PROMOTE_RATE_LIMITED, end - i);
+			count_rate_limited(p, end - i);
 			for (; i < end; i++)
 				defer(p, &p->work[i]);
 			continue;
 		}
 		n = end - i < batch ? end - i : batch;
-		sort_chunk(&p->work[i], n);
+		if (!p->down) /* cold pages come coldest first, and need no size lookup */
+			sort_chunk(&p->work[i], n);
 		r = process_chunk(p, cfg, &p->work[i], n, now);
 		if (r == -ESRCH) {
 			forget_process(p, p->work[i].c.proc, p->work[i].pid, &p->work[i + n],
@@ -792,27 +878,222 @@ static long process_work(struct promoter *p, const struct pghotd_config *cfg, ui
 	return moved;
 }
 
+/* A bucket of rate_mbps whose burst is one interval's worth, so an idle spell cannot bank a
+ * flood; ready says whether it was set up before. */
+static void bucket_begin(struct token_bucket *b, bool ready, unsigned rate_mbps,
+			 unsigned interval_ms, uint64_t now)
+{
+	uint64_t rate = (uint64_t)rate_mbps * MIB;
+	uint64_t burst = rate / 1000 * interval_ms + rate % 1000 * interval_ms / 1000;
+
+	if (!ready)
+		token_bucket_init(b, rate, burst, now);
+	token_bucket_configure(b, rate, burst);
+	token_bucket_refill(b, now);
+}
+
 static void begin_interval(struct promoter *p, const struct pghotd_config *cfg, uint64_t now)
 {
-	uint64_t rate = (uint64_t)cfg->promotion.rate_limit_mbps * MIB;
-	/* Burst: one interval's worth, so an idle spell cannot bank a flood. */
-	uint64_t burst = rate / 1000 * cfg->promotion.interval_ms +
-			 rate % 1000 * cfg->promotion.interval_ms / 1000;
-
-	if (!p->bucket_ready)
-		token_bucket_init(&p->bucket, rate, burst, now);
+	bucket_begin(&p->bucket, p->bucket_ready, cfg->promotion.rate_limit_mbps,
+		     cfg->promotion.interval_ms, now);
+	bucket_begin(&p->dbucket, p->bucket_ready, cfg->demotion.rate_limit_mbps,
+		     cfg->promotion.interval_ms, now);
 	p->bucket_ready = true;
-	token_bucket_configure(&p->bucket, rate, burst);
-	token_bucket_refill(&p->bucket, now);
 	memset(&p->tally, 0, sizeof(p->tally));
+	memset(&p->dtally, 0, sizeof(p->dtally));
 	p->limited = false;
 	p->free_fresh = false;
 	p->near_pid = 0;
 }
 
+/* ---- demotion -----------------------------------------------------------------------
+ *
+ * At the start of an interval, before promotion, each fast node that needs room has its
+ * coldest pages (from the cold list the Accessed-bit source fills) moved to the nearest
+ * usable slow node, through the same chunks as promotion: placement query (the page must
+ * still be on that fast node), page sizes, the demotion bucket, dry_run, move, per-page
+ * status. A node needs room while its free memory is under demotion.free_target_percent, or
+ * when hot pages found it full last interval (an exchange: room for those pages plus what
+ * min_free_percent keeps). Cold pages the bucket cannot pay for, busy ones, and those of a
+ * full slow node stay where they are; the source offers them again later. */
+
+static uint64_t pct_of(const struct topology *t, int n, unsigned pct)
+{
+	return t->node[n].mem_total / 100 * pct;
+}
+
+/* Bytes fast node n should shed this interval (0: none), and why. */
+static uint64_t demote_need(const struct promoter *p, const struct pghotd_config *cfg, int n,
+			    enum stat_demote_reason *why)
+{
+	const struct topology *t = topo_of(p, cfg);
+	uint64_t free = t->node[n].mem_free, need = 0, want, floor, room;
+
+	if (t->node[n].mem_total == 0)
+		return 0;
+	want = pct_of(t, n, cfg->demotion.free_target_percent);
+	if (want > free) {
+		need = want - free;
+		*why = DEMOTE_FREE_TARGET;
+	}
+	if (p->room_wanted[n]) {
+		floor = pct_of(t, n, cfg->promotion.min_free_percent);
+		room = (floor > free ? floor - free : 0) + p->room_wanted[n];
+		if (room > need) {
+			need = room;
+			*why = DEMOTE_EXCHANGE;
+		}
+	}
+	return need;
+}
+
+/* Whether the source should measure idle ages on fast node n: from twice the free share at
+ * which demotion starts, so pages have an age when it does. */
+static bool demote_watch(const struct promoter *p, const struct pghotd_config *cfg, int n)
+{
+	unsigned level = cfg->demotion.free_target_percent > cfg->promotion.min_free_percent
+			     ? cfg->demotion.free_target_percent
+			     : cfg->promotion.min_free_percent;
+
+	return p->room_wanted[n] || p->paused[n] ||
+	       topology_free_percent(topo_of(p, cfg), n) < 2 * level;
+}
+
+/* The usable slow node nearest to fast node from (ties by id), -1 when none. */
+static int nearest_slow(struct promoter *p, const struct pghotd_config *cfg, int from)
+{
+	const struct topology *t = topo_of(p, cfg);
+	int best = -1;
+
+	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES; n++) {
+		if (!t->node[n].slow || !node_usable(p, cfg, n))
+			continue;
+		if (best < 0 || t->distance[from][n] < t->distance[from][best])
+			best = n;
+	}
+	return best;
+}
+
+/* Takes cold pages of node n worth need bytes (coldest first) into the work array; what the
+ * take returned beyond need goes back to the list. Returns the bytes taken. */
+static uint64_t take_cold(struct promoter *p, const struct pghotd_config *cfg, int n, uint64_t need,
+			  uint64_t now)
+{
+	uint64_t max = need / p->base_page + 1, bytes = 0;
+	uint64_t paid = p->cur->tokens > 0 ? (uint64_t)p->cur->tokens / p->base_page : 0;
+	size_t got, k = 0;
+
+	/* No more than the bucket can pay for now (one page at least: a full bucket pays for a
+	 * THP): the rest would only go back to the list. */
+	if (p->cur->rate && paid < max)
+		max = paid ? paid : 1;
+	if (max > PROMOTER_WORK_MAX)
+		max = PROMOTER_WORK_MAX;
+	got = cold_list_take(p->d.cold, n, now, cfg->demotion.min_idle_ms / 4, p->cold, max);
+	p->one_proc = true;
+	for (; k < got && bytes < need; k++) {
+		const struct cold_page *c = &p->cold[k];
+
+		p->work[k] = (struct work_item){
+		    .c = {.vaddr = c->vaddr,
+			  .proc = (uint32_t)c->pid,
+			  .node = -1,
+			  .slot = NO_SLOT,
+			  .size = c->size},
+		    .pid = c->pid,
+		    .seq = (uint32_t)k,
+		};
+		p->one_proc &= c->pid == p->cold[0].pid;
+		bytes += c->size == HOT_SIZE_HUGE ? p->huge_page : p->base_page;
+	}
+	p->nr_work = k;
+	cold_list_offer(p->d.cold, p->cold + k, got - k);
+	stats_add(p->d.stats, ST_DEMOTE_CANDIDATES, k);
+	return bytes;
+}
+
+/* Moves up to need bytes of node n's coldest pages down. */
+static void demote_node(struct promoter *p, const struct pghotd_config *cfg, int n, uint64_t need,
+			uint64_t now)
+{
+	uint64_t taken;
+
+	p->down_from = n;
+	p->down_target = nearest_slow(p, cfg, n);
+	if (p->down_target < 0)
+		return;
+	taken = take_cold(p, cfg, n, need, now);
+	/* Short of cold pages: let the source offer again what it offered before, at most once
+	 * per stale age (an offer older than that is dropped anyway). */
+	if (taken < need && now - p->last_reoffer >= cfg->demotion.min_idle_ms / 4) {
+		cold_list_reoffer(p->d.cold);
+		p->last_reoffer = now;
+	}
+	if (p->nr_work == 0)
+		return;
+	group_work(p);
+	process_work(p, cfg, now);
+	p->nr_work = 0;
+}
+
+static void demote(struct promoter *p, const struct pghotd_config *cfg, uint64_t now)
+{
+	const struct topology *t = topo_of(p, cfg);
+	uint64_t watch = 0;
+	bool limited = p->limited, asked = false;
+
+	for (int n = 0; n < TOPO_MAX_NODES; n++)
+		asked |= p->room_wanted[n] != 0;
+	/* Free memory is read once per DEMOTE_CHECK_MS unless promotion asked for room or the
+	 * last look found a node short: an idle promoter on a machine with free DRAM does not
+	 * read node meminfo every interval. */
+	if (!p->d.cold || (!asked && !p->needy && p->last_check && p->check_gen == cfg->generation &&
+			   now - p->last_check < DEMOTE_CHECK_MS))
+		return;
+	p->last_check = now;
+	p->check_gen = cfg->generation; /* a reload is taken up at once */
+	p->needy = false;
+	refresh_free_once(p, cfg);
+	p->down = true;
+	p->cur = &p->dbucket;
+	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES && cfg->demotion.enabled; n++) {
+		enum stat_demote_reason why = DEMOTE_FREE_TARGET;
+		uint64_t need;
+
+		if (!topology_node_is_fast(t, n))
+			continue;
+		if (demote_watch(p, cfg, n))
+			watch |= UINT64_C(1) << n;
+		need = demote_need(p, cfg, n, &why);
+		p->why = why;
+		p->needy |= need != 0;
+		if (need)
+			demote_node(p, cfg, n, need, now);
+	}
+	cold_list_want(p->d.cold, watch);
+	p->down = false;
+	p->cur = &p->bucket;
+	p->limited = limited;
+	p->dtally = p->tally;
+	memset(&p->tally, 0, sizeof(p->tally));
+	memset(p->room_wanted, 0, sizeof(p->room_wanted));
+	if (p->dtally.moved)
+		p->free_fresh = false; /* promotion judges the room just made */
+}
+
 static void log_interval(const struct promoter *p)
 {
+	const struct interval_tally *d = &p->dtally;
 	const struct interval_tally *t = &p->tally;
+
+	if (d->dry)
+		log_info("dry run: would demote %" PRIu64 " pages (%" PRIu64
+			 " KiB), skipped %" PRIu64 ", failed %" PRIu64,
+			 d->dry, d->dry_bytes >> 10, d->skipped, d->failed);
+	else if (d->moved || d->failed)
+		log_info("demoted %" PRIu64 " pages (%" PRIu64 " KiB), left %" PRIu64
+			 ", skipped %" PRIu64 ", failed %" PRIu64,
+			 d->moved, d->bytes >> 10, d->deferred, d->skipped, d->failed);
 
 	if (t->dry)
 		log_info("dry run: would promote %" PRIu64 " pages (%" PRIu64
@@ -829,6 +1110,7 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 	long moved = 0;
 
 	begin_interval(p, cfg, now_ms);
+	demote(p, cfg, now_ms);
 	for (int round = 0; round < MAX_ROUNDS && !p->limited; round++) {
 		size_t popped = gather(p, round == 0, now_ms);
 

@@ -9,6 +9,15 @@
  * page with the hot table by its per-page status. Pages the bucket cannot pay for, and
  * -EBUSY/-ENOMEM pages, stay on the promoter's deferred list for the next interval.
  *
+ * Demotion, the other direction through the same steps: at the start of an interval, a fast
+ * node whose free memory is under demotion.free_target_percent, or that hot pages found full
+ * (below min_free_percent) last interval, sheds its coldest pages (cold_list, filled by the
+ * Accessed-bit source with pages idle for demotion.min_idle_ms) to the nearest slow node that
+ * is not paused or full, paid from a bucket of demotion.rate_limit_mbps. For the full node the
+ * room asked is the hot pages' bytes plus what min_free_percent keeps: an exchange, so the hot
+ * set still comes up. The promoter also tells the source which fast nodes to watch
+ * (cold_list_want()): those under twice the free share at which demotion starts.
+ *
  * Every syscall goes through struct promoter_ops, so tests use a fake move_pages and clock.
  * Threads: promoter_run_once() and promoter_move_batch() belong to the promoter thread (or a
  * test/benchmark that plays it); promoter_kick*() from any thread; start/stop/free from the
@@ -29,6 +38,7 @@ struct topology;
 struct stats;
 struct config_pub;
 struct hot_candidate;
+struct cold_list;
 
 /* Hard cap on pages per move_pages call (the kernel migrates in chunks of this size). */
 #define PROMOTER_MAX_BATCH 512
@@ -69,6 +79,8 @@ struct promoter_deps {
 	struct topology *topo;
 	struct stats *stats;
 	const struct promoter_ops *ops;
+	/* Cold pages of fast nodes, from the Accessed-bit source; NULL: no demotion. */
+	struct cold_list *cold;
 	/* Ready-queue depth at which promoter_kick_if_full() wakes the thread; 0 = 512. */
 	size_t kick_mark;
 };

@@ -24,6 +24,9 @@ enum family_kind {
 	FK_NODE_PAGES,
 	FK_NODE_BYTES,
 	FK_FAIL, /* fail[reason] */
+	FK_DEMOTE_PAGES,
+	FK_DEMOTE_BYTES,
+	FK_DEMOTE_FAIL, /* demote_fail[reason] */
 };
 
 struct family {
@@ -89,6 +92,24 @@ static const struct family families[] = {
     {"pghotd_node_pauses_total", "counter",
      "Times promotion to a node paused because the node was short of free memory.", FK_PLAIN,
      ST_NODE_PAUSES},
+    {"pghotd_demote_candidates_total", "counter",
+     "Cold pages of fast nodes the mover took to demote.", FK_PLAIN, ST_DEMOTE_CANDIDATES},
+    {"pghotd_demote_skipped_total", "counter",
+     "Cold pages skipped because they had left the fast node they were found on.", FK_PLAIN,
+     ST_DEMOTE_SKIPPED},
+    {"pghotd_demote_dry_run_total", "counter",
+     "Demotions decided but not performed because dry_run is set.", FK_PLAIN, ST_DEMOTE_DRY_RUN},
+    {"pghotd_demote_rate_limited_total", "counter",
+     "Cold pages left in place for the interval by the demotion rate limit.", FK_PLAIN,
+     ST_DEMOTE_RATE_LIMITED},
+    {"pghotd_demoted_pages_total", "counter",
+     "Pages moved from a fast node to a slow one, by the fast node and the reason.",
+     FK_DEMOTE_PAGES, 0},
+    {"pghotd_demoted_bytes_total", "counter",
+     "Bytes moved from a fast node to a slow one, by the fast node and the reason.",
+     FK_DEMOTE_BYTES, 0},
+    {"pghotd_demote_failures_total", "counter",
+     "Cold pages move_pages(2) did not demote, by reason.", FK_DEMOTE_FAIL, 0},
     {"pghotd_processes_forgotten_total", "counter",
      "Processes dropped from tracking (exited or no longer matching).", FK_PLAIN,
      ST_PROCESSES_FORGOTTEN},
@@ -103,6 +124,11 @@ static const char *const source_names[SRC__COUNT] = {
 static const char *const fail_names[FAIL__COUNT] = {
     [FAIL_BUSY] = "busy", [FAIL_NOMEM] = "nomem",   [FAIL_SHARED] = "shared",
     [FAIL_GONE] = "gone", [FAIL_NOPROC] = "noproc", [FAIL_OTHER] = "other",
+};
+
+static const char *const demote_names[DEMOTE__COUNT] = {
+    [DEMOTE_FREE_TARGET] = "free_target",
+    [DEMOTE_EXCHANGE] = "exchange",
 };
 
 static uint64_t stats_load(_Atomic uint64_t *v)
@@ -127,8 +153,16 @@ void stats_init(struct stats *s, int nr_nodes)
 		atomic_init(&s->promoted_pages[n], 0);
 		atomic_init(&s->promoted_bytes[n], 0);
 	}
-	for (int r = 0; r < FAIL__COUNT; r++)
+	for (int r = 0; r < FAIL__COUNT; r++) {
 		atomic_init(&s->fail[r], 0);
+		atomic_init(&s->demote_fail[r], 0);
+	}
+	for (int w = 0; w < DEMOTE__COUNT; w++) {
+		for (int n = 0; n < STATS_MAX_NODES; n++) {
+			atomic_init(&s->demoted_pages[w][n], 0);
+			atomic_init(&s->demoted_bytes[w][n], 0);
+		}
+	}
 	if (nr_nodes < 0)
 		nr_nodes = 0;
 	s->nr_nodes = nr_nodes > STATS_MAX_NODES ? STATS_MAX_NODES : nr_nodes;
@@ -155,6 +189,23 @@ void stats_fail(struct stats *s, enum stat_fail_reason r, uint64_t n)
 	atomic_fetch_add_explicit(&s->fail[r], n, memory_order_relaxed);
 }
 
+void stats_demoted(struct stats *s, int node, enum stat_demote_reason why, uint64_t pages,
+		   uint64_t bytes)
+{
+	/* As stats_promoted(): a node without a series is not folded into another. */
+	if (node < 0 || node >= STATS_MAX_NODES || (unsigned)why >= DEMOTE__COUNT)
+		return;
+	atomic_fetch_add_explicit(&s->demoted_pages[why][node], pages, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->demoted_bytes[why][node], bytes, memory_order_relaxed);
+}
+
+void stats_demote_fail(struct stats *s, enum stat_fail_reason r, uint64_t n)
+{
+	if ((unsigned)r >= FAIL__COUNT)
+		r = FAIL_OTHER;
+	atomic_fetch_add_explicit(&s->demote_fail[r], n, memory_order_relaxed);
+}
+
 void stats_source_active(struct stats *s, enum stat_source src, int active)
 {
 	if ((unsigned)src >= SRC__COUNT)
@@ -170,6 +221,11 @@ const char *stat_source_name(enum stat_source s)
 const char *stat_fail_reason_name(enum stat_fail_reason r)
 {
 	return (unsigned)r < FAIL__COUNT ? fail_names[r] : "unknown";
+}
+
+const char *stat_demote_reason_name(enum stat_demote_reason r)
+{
+	return (unsigned)r < DEMOTE__COUNT ? demote_names[r] : "unknown";
 }
 
 uint64_t stats_promoted_pages_total(struct stats *s)
@@ -224,6 +280,30 @@ static void render_per_node(struct stats *s, const struct family *f, FILE *out)
 	}
 }
 
+/* Every reason for nodes 0..nr_nodes-1, and higher nodes once non-zero, as render_per_node(). */
+static void render_demoted(struct stats *s, const struct family *f, FILE *out)
+{
+	for (int w = 0; w < DEMOTE__COUNT; w++) {
+		_Atomic uint64_t *arr =
+		    f->kind == FK_DEMOTE_PAGES ? s->demoted_pages[w] : s->demoted_bytes[w];
+
+		for (int n = 0; n < STATS_MAX_NODES; n++) {
+			uint64_t v = stats_load(&arr[n]);
+
+			if (n < s->nr_nodes || v != 0)
+				fprintf(out, "%s{node=\"%d\",reason=\"%s\"} %" PRIu64 "\n", f->name,
+					n, demote_names[w], v);
+		}
+	}
+}
+
+static void render_fail(const struct family *f, _Atomic uint64_t *arr, FILE *out)
+{
+	for (int r = 0; r < FAIL__COUNT; r++)
+		fprintf(out, "%s{reason=\"%s\"} %" PRIu64 "\n", f->name, fail_names[r],
+			stats_load(&arr[r]));
+}
+
 static void render_family(struct stats *s, const struct family *f, FILE *out)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
@@ -241,9 +321,14 @@ static void render_family(struct stats *s, const struct family *f, FILE *out)
 		render_per_node(s, f, out);
 		break;
 	case FK_FAIL:
-		for (int r = 0; r < FAIL__COUNT; r++)
-			fprintf(out, "%s{reason=\"%s\"} %" PRIu64 "\n", f->name, fail_names[r],
-				stats_load(&s->fail[r]));
+		render_fail(f, s->fail, out);
+		break;
+	case FK_DEMOTE_PAGES:
+	case FK_DEMOTE_BYTES:
+		render_demoted(s, f, out);
+		break;
+	case FK_DEMOTE_FAIL:
+		render_fail(f, s->demote_fail, out);
 		break;
 	}
 }

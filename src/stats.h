@@ -26,6 +26,10 @@ enum stat_fail_reason {
 	FAIL__COUNT
 };
 
+/* Why a page was demoted: to keep demotion.free_target_percent free, or to make room for hot
+ * pages that promotion could not place (an exchange). */
+enum stat_demote_reason { DEMOTE_FREE_TARGET, DEMOTE_EXCHANGE, DEMOTE__COUNT };
+
 /* Per-source counters. */
 enum stat_src_counter {
 	SS_SAMPLES,	    /* pghotd_samples_total */
@@ -54,6 +58,10 @@ enum stat_counter {
 	ST_NODE_PAUSES,
 	ST_CONFIG_THRESHOLD,   /* gauge: promotion.threshold in force */
 	ST_START_TIME_SECONDS, /* gauge */
+	ST_DEMOTE_CANDIDATES,  /* cold pages the mover took to demote */
+	ST_DEMOTE_SKIPPED,     /* no longer on the fast node they were found on */
+	ST_DEMOTE_DRY_RUN,
+	ST_DEMOTE_RATE_LIMITED, /* dropped for this interval by demotion.rate_limit_mbps */
 	ST__COUNT
 };
 
@@ -65,6 +73,10 @@ struct stats {
 	_Atomic uint64_t promoted_pages[STATS_MAX_NODES];
 	_Atomic uint64_t promoted_bytes[STATS_MAX_NODES];
 	_Atomic uint64_t fail[FAIL__COUNT];
+	/* By the fast node a page left. */
+	_Atomic uint64_t demoted_pages[DEMOTE__COUNT][STATS_MAX_NODES];
+	_Atomic uint64_t demoted_bytes[DEMOTE__COUNT][STATS_MAX_NODES];
+	_Atomic uint64_t demote_fail[FAIL__COUNT];
 	int nr_nodes; /* nodes to print in per-node families; set at start */
 };
 
@@ -93,14 +105,20 @@ static inline void stats_src_add(struct stats *s, enum stat_source src, enum sta
  * counted and rendered once non-zero. An out-of-range reason counts as FAIL_OTHER. */
 void stats_promoted(struct stats *s, int node, uint64_t pages, uint64_t bytes);
 void stats_fail(struct stats *s, enum stat_fail_reason r, uint64_t n);
+/* Any thread: pages demoted from fast node `node`, as stats_promoted() for its range. */
+void stats_demoted(struct stats *s, int node, enum stat_demote_reason why, uint64_t pages,
+		   uint64_t bytes);
+void stats_demote_fail(struct stats *s, enum stat_fail_reason r, uint64_t n);
 void stats_source_active(struct stats *s, enum stat_source src, int active);
 
 const char *stat_source_name(enum stat_source s);
 const char *stat_fail_reason_name(enum stat_fail_reason r);
+const char *stat_demote_reason_name(enum stat_demote_reason r);
 
 /* Renders the text exposition format (0.0.4) into f: # HELP and # TYPE once per family,
  * every family present even at 0, labels source="ibs|pebs|abit", node="N",
- * reason="busy|nomem|shared|gone|noproc|other". -EIO when the stream fails. */
+ * reason="busy|nomem|shared|gone|noproc|other" (demotions: node="N",reason="free_target|exchange").
+ * -EIO when the stream fails. */
 int stats_render(struct stats *s, FILE *f);
 /* Writes to path atomically: path.tmp in the same directory, then rename; mode 0644.
  * Creates nothing but the file (the directory must exist). -errno on failure. */

@@ -294,17 +294,19 @@ static void unknown_key_lists_the_allowed_keys(void **state)
 static void unknown_top_level_key_lists_keys_and_sections(void **state)
 {
 	(void)state;
-	expect_one_error("loglevel = \"info\";\n",
-			 "t.conf:1: loglevel: unknown key; allowed top-level keys: log_level, "
-			 "dry_run, tiers, sources, hot_table, promotion, processes, stats");
+	expect_one_error(
+	    "loglevel = \"info\";\n",
+	    "t.conf:1: loglevel: unknown key; allowed top-level keys: log_level, "
+	    "dry_run, tiers, sources, hot_table, promotion, demotion, processes, stats");
 }
 
 static void unknown_section_is_rejected(void **state)
 {
 	(void)state;
-	expect_one_error("\npromoter = { batch = 8; };\n",
-			 "t.conf:2: promoter: unknown section; allowed top-level keys: log_level, "
-			 "dry_run, tiers, sources, hot_table, promotion, processes, stats");
+	expect_one_error(
+	    "\npromoter = { batch = 8; };\n",
+	    "t.conf:2: promoter: unknown section; allowed top-level keys: log_level, "
+	    "dry_run, tiers, sources, hot_table, promotion, demotion, processes, stats");
 }
 
 static void unknown_nested_section_is_rejected(void **state)
@@ -549,6 +551,40 @@ static void fixed_target_needs_target_nodes(void **state)
 	expect_one_error("promotion = {\n\tbatch = 8;\n\ttarget = \"fixed\";\n};\n",
 			 "t.conf:3: promotion.target: \"fixed\" needs promotion.target_nodes; "
 			 "allowed \"fixed\" with a non-empty target_nodes, or \"accessing-node\"");
+}
+
+static void demotion_idle_time_below_the_promotion_cooldown_is_rejected(void **state)
+{
+	(void)state;
+	expect_one_error(
+	    "promotion = { cooldown_ms = 5000; };\ndemotion = {\n\tmin_idle_ms = 4000;\n};\n",
+	    "t.conf:3: demotion.min_idle_ms: 4000 is below promotion.cooldown_ms (5000); "
+	    "allowed 5000..86400000, so a promoted page is not demoted within its "
+	    "cooldown");
+}
+
+static void raised_cooldown_with_the_default_idle_time_names_the_cooldown_line(void **state)
+{
+	(void)state;
+	expect_one_error("\npromotion = { cooldown_ms = 90000; };\n",
+			 "t.conf:2: demotion.min_idle_ms: 60000 is below promotion.cooldown_ms "
+			 "(90000); allowed 90000..86400000, so a promoted page is not demoted "
+			 "within its cooldown");
+}
+
+static void demotion_keys_take_their_values(void **state)
+{
+	struct pghotd_config *cfg =
+	    load_ok("promotion = { cooldown_ms = 1000; };\n"
+		    "demotion = { enabled = false; free_target_percent = 15; min_idle_ms = 1000; "
+		    "rate_limit_mbps = 0; };\n");
+
+	(void)state;
+	assert_false(cfg->demotion.enabled);
+	assert_int_equal(cfg->demotion.free_target_percent, 15);
+	assert_int_equal(cfg->demotion.min_idle_ms, 1000);
+	assert_int_equal(cfg->demotion.rate_limit_mbps, 0);
+	config_free(cfg);
 }
 
 static void node_in_both_tiers_is_rejected(void **state)
@@ -816,25 +852,27 @@ static void print_of_a_changed_config_reads_back_equal(void **state)
 	struct pghotd_config *cfg, *back, *def = NULL;
 
 	(void)state;
-	cfg =
-	    load_ok("log_level = \"err\"; dry_run = true;\n"
-		    "tiers = { fast_nodes = [3, 1]; slow_nodes = [5]; };\n"
-		    "sources = { cpu_budget_percent = 9;\n"
-		    " ibs = { enabled = \"on\"; period = 65536; l3_miss_only = false; "
-		    "ring_pages = 8; };\n"
-		    " pebs = { enabled = \"off\"; period = 333; ldlat = 30; stores = true; "
-		    "event = \"a\\\"b\\\\c\"; ring_pages = 2; };\n"
-		    " abit = { enabled = \"on\"; scan_interval_ms = 50; max_pages_per_sec = 9; "
-		    "mode = \"regions\"; max_regions = 64; }; "
-		    "};\n"
-		    "hot_table = { capacity = 4096; };\n"
-		    "promotion = { threshold = 7; window_ms = 20; rate_limit_mbps = 0; batch = 3; "
-		    "target = \"fixed\"; target_nodes = [1]; min_free_percent = 0; "
-		    "cooldown_ms = 0; interval_ms = 7; max_retries = 0; move_near_task = false; };\n"
-		    "processes = { include_comm = [\"x*\"]; exclude_comm = [\"tab\\there\"]; "
-		    "include_cgroup = [\"/a\", \"/b\"]; exclude_cgroup = [\"/c\"]; "
-		    "min_rss_mb = 1; };\n"
-		    "stats = { file = \"/x/y z.prom\"; interval_ms = 100; };\n");
+	cfg = load_ok(
+	    "log_level = \"err\"; dry_run = true;\n"
+	    "tiers = { fast_nodes = [3, 1]; slow_nodes = [5]; };\n"
+	    "sources = { cpu_budget_percent = 9;\n"
+	    " ibs = { enabled = \"on\"; period = 65536; l3_miss_only = false; "
+	    "ring_pages = 8; };\n"
+	    " pebs = { enabled = \"off\"; period = 333; ldlat = 30; stores = true; "
+	    "event = \"a\\\"b\\\\c\"; ring_pages = 2; };\n"
+	    " abit = { enabled = \"on\"; scan_interval_ms = 50; max_pages_per_sec = 9; "
+	    "mode = \"regions\"; max_regions = 64; }; "
+	    "};\n"
+	    "hot_table = { capacity = 4096; };\n"
+	    "promotion = { threshold = 7; window_ms = 20; rate_limit_mbps = 0; batch = 3; "
+	    "target = \"fixed\"; target_nodes = [1]; min_free_percent = 0; "
+	    "cooldown_ms = 0; interval_ms = 7; max_retries = 0; move_near_task = false; };\n"
+	    "demotion = { enabled = false; free_target_percent = 12; min_idle_ms = 5000; "
+	    "rate_limit_mbps = 9; };\n"
+	    "processes = { include_comm = [\"x*\"]; exclude_comm = [\"tab\\there\"]; "
+	    "include_cgroup = [\"/a\", \"/b\"]; exclude_cgroup = [\"/c\"]; "
+	    "min_rss_mb = 1; };\n"
+	    "stats = { file = \"/x/y z.prom\"; interval_ms = 100; };\n");
 	assert_string_equal(cfg->sources.pebs.event, "a\"b\\c");
 	back = print_and_reload(cfg);
 	assert_true(config_equal(cfg, back));
@@ -946,6 +984,9 @@ int main(void)
 	    T(relative_stats_path_is_rejected),
 	    T(pebs_event_with_spaces_is_rejected),
 	    T(fixed_target_needs_target_nodes),
+	    T(demotion_idle_time_below_the_promotion_cooldown_is_rejected),
+	    T(raised_cooldown_with_the_default_idle_time_names_the_cooldown_line),
+	    T(demotion_keys_take_their_values),
 	    T(node_in_both_tiers_is_rejected),
 	    T(slow_target_node_is_rejected),
 	    T(rejected_key_is_left_out_of_checks_across_keys),

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <numaif.h>
 
+#include "src/cold_list.h"
 #include "src/config.h"
 #include "src/config_pub.h"
 #include "src/hot_table.h"
@@ -57,6 +58,10 @@ struct fake {
 	size_t esrch_from_call; /* esrch_move applies to move calls from this index on */
 	bool nomem[3];
 	unsigned free_pct[3];
+	/* Free memory follows the moves: bytes moved out of (in to) a node since the test began,
+	 * added to (taken from) what free_pct gives. */
+	bool account;
+	int64_t moved_out[3];
 	uint64_t now;
 	atomic_uint now_reads; /* clock reads, from the promoter thread too */
 	/* Move calls (nodes != NULL). */
@@ -83,6 +88,7 @@ struct fx {
 	struct stats stats;
 	struct pghotd_config *cfg;
 	struct promoter *p;
+	struct cold_list *cold; /* demotion tests: the promoter takes cold pages from it */
 	uint32_t self;
 	pid_t child;
 	uint32_t child_h;
@@ -115,6 +121,10 @@ static int fake_move_one(struct fake *f, pid_t pid, uint64_t addr, int target, i
 	} else if (f->nomem[target]) {
 		*status = -ENOMEM;
 	} else {
+		int from = pg ? pg->node : SLOW;
+
+		f->moved_out[from] += (int64_t)fake_size(f, addr);
+		f->moved_out[target] -= (int64_t)fake_size(f, addr);
 		if (pg)
 			pg->node = target;
 		f->pages_moved++;
@@ -183,8 +193,11 @@ static int fake_refresh_free(void *ctx, struct topology *t)
 {
 	struct fake *f = ctx;
 
-	for (int n = 0; n < 3; n++)
+	for (int n = 0; n < 3; n++) {
 		t->node[n].mem_free = t->node[n].mem_total * f->free_pct[n] / 100;
+		if (f->account)
+			t->node[n].mem_free += (uint64_t)f->moved_out[n];
+	}
 	return 0;
 }
 
@@ -276,6 +289,7 @@ static int teardown(void **state)
 	struct fx *x = *state;
 
 	promoter_free(x->p);
+	cold_list_free(x->cold);
 	if (x->child > 0) {
 		kill(x->child, SIGKILL);
 		waitpid(x->child, NULL, 0);
@@ -1053,6 +1067,280 @@ static void kick_if_full_waits_for_the_mark(void **state)
 	config_pub_free(pub);
 }
 
+
+/* ---- demotion ----------------------------------------------------------------------------- */
+
+/* The promoter again, now with a cold list; node 0 holds NODE0_PAGES base pages, so one percent
+ * of it is one page. */
+#define NODE0_PAGES 100
+
+static void with_cold(struct fx *x)
+{
+	struct promoter_deps d = {
+	    .hot = x->hot, .procs = x->procs, .topo = x->topo, .stats = &x->stats, .ops = &x->ops};
+
+	assert_int_equal(cold_list_new(PROMOTER_WORK_MAX, &x->cold), 0);
+	d.cold = x->cold;
+	promoter_free(x->p);
+	assert_int_equal(promoter_new(&d, &x->p), 0);
+	x->topo->node[0].mem_total = NODE0_PAGES * BASE;
+	x->fake.account = true;
+	x->cfg->promotion.min_free_percent = 10;
+	x->cfg->demotion.enabled = true;
+	x->cfg->demotion.free_target_percent = 0;
+	x->cfg->demotion.min_idle_ms = 60000;
+	x->cfg->demotion.rate_limit_mbps = 0;
+}
+
+/* A page of this process on fast node `node`, offered as cold, idle since `since`. */
+static void cold_page(struct fx *x, uint64_t addr, int node, uint64_t since)
+{
+	struct cold_page c = {.pid = getpid(),
+			      .vaddr = addr,
+			      .idle_since_ms = since,
+			      .offered_ms = x->fake.now,
+			      .node = node,
+			      .size = HOT_SIZE_BASE};
+
+	fake_special(x, getpid(), addr, node, 0, 0);
+	cold_list_offer(x->cold, &c, 1);
+}
+
+static uint64_t demoted(struct fx *x, int node, enum stat_demote_reason why)
+{
+	return atomic_load(&x->stats.demoted_pages[why][node]);
+}
+
+static int node_of(struct fx *x, uint64_t addr)
+{
+	return fake_find(&x->fake, getpid(), addr)->node;
+}
+
+static void full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->fake.free_pct[0] = 9; /* below min_free_percent: 9 pages free, 10 wanted */
+	x->fake.free_pct[1] = 9;
+	for (int i = 0; i < 5; i++)
+		cold_page(x, 0x100000 + i * BASE, 0, 100 + i * 10); /* lower address: colder */
+	/* The hot page finds node 0 (its accessing node) and node 1 full: handed back. */
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(x->fake.calls, 0);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 0);
+	assert_true(cold_list_wanted(x->cold) & 1);
+
+	/* Next interval: room for the page (one page) plus the reserve (one page) goes down
+	 * first, the two coldest, to the slow node; then the page, seen again, comes up. */
+	x->fake.now += 100;
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 2);
+	assert_int_equal(atomic_load(&x->stats.demoted_bytes[DEMOTE_EXCHANGE][0]), 2 * BASE);
+	assert_int_equal(node_of(x, 0x100000), SLOW);
+	assert_int_equal(node_of(x, 0x101000), SLOW);
+	assert_int_equal(node_of(x, 0x102000), 0);
+	assert_int_equal(promoted_to(x, 0), 1);
+	assert_int_equal(stats_get(&x->stats, ST_DEMOTE_CANDIDATES), 2);
+	/* The three left stay offered for a later exchange. */
+	assert_int_equal(cold_list_len(x->cold), 3);
+}
+
+static void node_under_its_free_target_sheds_the_shortfall_coldest_first(void **state)
+{
+	struct fx *x = *state;
+	/* Idle since: a shuffled order, so address order is not coldness order. */
+	static const uint64_t since[8] = {500, 100, 700, 300, 800, 200, 600, 400};
+
+	with_cold(x);
+	x->cfg->demotion.free_target_percent = 20;
+	x->fake.free_pct[0] = 16; /* 4 pages short */
+	for (int i = 0; i < 8; i++)
+		cold_page(x, 0x200000 + i * BASE, 0, since[i]);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(demoted(x, 0, DEMOTE_FREE_TARGET), 4);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(node_of(x, 0x200000 + i * BASE), since[i] <= 400 ? SLOW : 0);
+	assert_int_equal(x->fake.moved_to[SLOW], 4);
+	/* Back at the target: the next interval leaves the rest. */
+	x->fake.now += 100;
+	assert_int_equal(run(x), 0);
+	assert_int_equal(demoted(x, 0, DEMOTE_FREE_TARGET), 4);
+	assert_int_equal(cold_list_len(x->cold), 4);
+}
+
+static void node_with_room_demotes_nothing_and_is_not_watched(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->demotion.free_target_percent = 10;
+	x->fake.free_pct[0] = 50;
+	x->fake.free_pct[1] = 50;
+	cold_page(x, 0x300000, 0, 100);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(x->fake.calls + x->fake.queries, 0);
+	assert_int_equal(cold_list_len(x->cold), 1);
+	assert_int_equal(cold_list_wanted(x->cold), 0);
+	/* Under twice the target (20%): watched, not yet demoted. */
+	x->fake.free_pct[1] = 15;
+	x->fake.now += 2000;
+	assert_int_equal(run(x), 0);
+	assert_int_equal(cold_list_wanted(x->cold), UINT64_C(1) << 1);
+	assert_int_equal(x->fake.calls, 0);
+}
+
+static void disabled_demotion_moves_nothing_and_watches_nothing(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->demotion.enabled = false;
+	x->cfg->demotion.free_target_percent = 50;
+	x->fake.free_pct[0] = 5;
+	cold_page(x, 0x300000, 0, 100);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(x->fake.calls, 0);
+	assert_int_equal(cold_list_wanted(x->cold), 0);
+	assert_int_equal(cold_list_len(x->cold), 1);
+}
+
+static void dry_run_decides_demotions_and_moves_nothing(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->dry_run = true;
+	x->cfg->demotion.free_target_percent = 20;
+	x->fake.free_pct[0] = 18;
+	for (int i = 0; i < 3; i++)
+		cold_page(x, 0x400000 + i * BASE, 0, 100 + i);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(x->fake.calls, 0);
+	assert_int_equal(stats_get(&x->stats, ST_DEMOTE_DRY_RUN), 2);
+	assert_int_equal(demoted(x, 0, DEMOTE_FREE_TARGET), 0);
+	assert_int_equal(node_of(x, 0x400000), 0);
+}
+
+static void cold_page_that_left_its_fast_node_is_skipped(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->demotion.free_target_percent = 20;
+	x->fake.free_pct[0] = 17;
+	cold_page(x, 0x500000, 0, 100);
+	cold_page(x, 0x501000, 0, 200);
+	cold_page(x, 0x502000, 0, 300);
+	/* Moved since it was found: to the other fast node, and to the slow one. */
+	fake_find(&x->fake, getpid(), 0x500000)->node = 1;
+	fake_find(&x->fake, getpid(), 0x501000)->node = SLOW;
+	assert_int_equal(run(x), 0);
+	assert_int_equal(stats_get(&x->stats, ST_DEMOTE_SKIPPED), 2);
+	assert_int_equal(demoted(x, 0, DEMOTE_FREE_TARGET), 1);
+	assert_int_equal(node_of(x, 0x500000), 1);
+	assert_int_equal(x->fake.moved_to[SLOW], 1);
+}
+
+static void demotion_pays_from_its_own_bucket_coldest_first(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->promotion.rate_limit_mbps = 1;
+	x->cfg->promotion.interval_ms = 100;
+	x->cfg->demotion.rate_limit_mbps = 1; /* 100 ms: 104857 bytes, 25 base pages */
+	x->cfg->demotion.free_target_percent = 90;
+	x->fake.free_pct[0] = 10;
+	for (int i = 0; i < 40; i++)
+		cold_page(x, 0x600000 + i * BASE, 0, 1000 - i); /* higher address: colder */
+	/* Hot pages too: promotion's own bucket still pays for its 25. */
+	for (int i = 0; i < 30; i++)
+		hot(x, x->self, 0x10000000 + i * BASE, 1);
+	assert_int_equal(run(x), 25);
+	assert_int_equal(demoted(x, 0, DEMOTE_FREE_TARGET), 25);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(node_of(x, 0x600000 + i * BASE), i >= 15 ? SLOW : 0);
+	assert_int_equal(promoted_to(x, 1), 25);
+}
+
+static void full_slow_node_pauses_demotion_and_counts_apart(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->demotion.free_target_percent = 20;
+	x->fake.free_pct[0] = 18;
+	x->fake.nomem[SLOW] = true;
+	cold_page(x, 0x700000, 0, 100);
+	cold_page(x, 0x701000, 0, 200);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(atomic_load(&x->stats.demote_fail[FAIL_NOMEM]), 2);
+	assert_int_equal(fails(x, FAIL_NOMEM), 0);
+	assert_true(promoter_node_paused(x->p, SLOW));
+	/* Still short of memory: no slow node takes pages, nothing is tried, and promotion goes
+	 * on. */
+	x->fake.free_pct[SLOW] = 5;
+	x->fake.now += 100;
+	cold_page(x, 0x702000, 0, 50);
+	assert_int_equal(hot(x, x->self, 0x1000, 1), 1);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.calls, 2); /* the failed demotion, then the promotion */
+	assert_int_equal(node_of(x, 0x702000), 0);
+	assert_true(promoter_node_paused(x->p, SLOW));
+}
+
+static void vanished_process_of_a_cold_page_is_left_to_the_sources(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->demotion.free_target_percent = 20;
+	x->fake.free_pct[0] = 18;
+	cold_page(x, 0x800000, 0, 100);
+	x->fake.esrch_query = getpid();
+	assert_int_equal(run(x), 0);
+	assert_int_equal(atomic_load(&x->stats.demote_fail[FAIL_NOPROC]), 1);
+	assert_int_equal(stats_get(&x->stats, ST_PROCESSES_FORGOTTEN), 0);
+	x->fake.esrch_query = 0;
+	assert_int_equal(hot(x, x->self, 0x1000, 1), 1); /* its handle is still good */
+	assert_int_equal(run(x), 1);
+}
+
+static void reload_turns_demotion_on_and_changes_its_target(void **state)
+{
+	struct fx *x = *state;
+	struct pghotd_config *cfg, *cfg2;
+	struct config_pub *pub;
+
+	with_cold(x);
+	x->fake.free_pct[0] = 15;
+	for (int i = 0; i < 10; i++)
+		cold_page(x, 0x900000 + i * BASE, 0, 100 + i);
+	assert_int_equal(config_new_defaults(&cfg), 0);
+	cfg->promotion.interval_ms = 10;
+	cfg->demotion.enabled = false;
+	cfg->demotion.free_target_percent = 20;
+	assert_int_equal(config_pub_new(cfg, NULL, &pub), 0);
+	atomic_store(&x->fake.now_reads, 0);
+	assert_int_equal(promoter_start(x->p, pub), 0);
+	wait_first_interval(x);
+	assert_int_equal(x->fake.calls, 0);
+
+	assert_int_equal(config_new_defaults(&cfg2), 0);
+	cfg2->promotion.interval_ms = 10;
+	cfg2->demotion.free_target_percent = 20; /* 5 pages short */
+	config_pub_swap(pub, cfg2);
+	promoter_kick(x->p);
+	for (int i = 0; i < 5000 && demoted(x, 0, DEMOTE_FREE_TARGET) < 5; i++)
+		usleep(1000);
+	promoter_stop(x->p);
+	assert_int_equal(demoted(x, 0, DEMOTE_FREE_TARGET), 5);
+	config_pub_free(pub);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1096,6 +1384,16 @@ int main(void)
 	    T(a_round_of_only_gone_pages_does_not_end_the_interval),
 	    T(kick_wakes_the_thread_before_the_interval),
 	    T(kick_if_full_waits_for_the_mark),
+	    T(full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page),
+	    T(node_under_its_free_target_sheds_the_shortfall_coldest_first),
+	    T(node_with_room_demotes_nothing_and_is_not_watched),
+	    T(disabled_demotion_moves_nothing_and_watches_nothing),
+	    T(dry_run_decides_demotions_and_moves_nothing),
+	    T(cold_page_that_left_its_fast_node_is_skipped),
+	    T(demotion_pays_from_its_own_bucket_coldest_first),
+	    T(full_slow_node_pauses_demotion_and_counts_apart),
+	    T(vanished_process_of_a_cold_page_is_left_to_the_sources),
+	    T(reload_turns_demotion_on_and_changes_its_target),
 	};
 
 	log_setup(LOG_TARGET_STDERR, LOG_LVL_WARNING);

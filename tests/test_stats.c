@@ -204,6 +204,13 @@ static const char *const required[] = {
     "pghotd_promoted_bytes_total",
     "pghotd_promote_failures_total",
     "pghotd_node_pauses_total",
+    "pghotd_demote_candidates_total",
+    "pghotd_demote_skipped_total",
+    "pghotd_demote_dry_run_total",
+    "pghotd_demote_rate_limited_total",
+    "pghotd_demoted_pages_total",
+    "pghotd_demoted_bytes_total",
+    "pghotd_demote_failures_total",
     "pghotd_processes_forgotten_total",
 };
 
@@ -300,6 +307,42 @@ static void label_names_are_stable(void **state)
 	assert_string_equal(stat_fail_reason_name(FAIL_NOPROC), "noproc");
 	assert_string_equal(stat_fail_reason_name(FAIL_OTHER), "other");
 	assert_string_equal(stat_source_name(SRC__COUNT), "unknown");
+	assert_string_equal(stat_demote_reason_name(DEMOTE_FREE_TARGET), "free_target");
+	assert_string_equal(stat_demote_reason_name(DEMOTE_EXCHANGE), "exchange");
+	assert_string_equal(stat_demote_reason_name(DEMOTE__COUNT), "unknown");
+}
+
+static void demotions_render_by_node_and_reason_apart_from_promotions(void **state)
+{
+	struct stats s;
+	struct parsed p;
+	char *text;
+	(void)state;
+
+	stats_init(&s, 2);
+	stats_demoted(&s, 0, DEMOTE_EXCHANGE, 3, 3 * 4096);
+	stats_demoted(&s, 0, DEMOTE_FREE_TARGET, 1, 2097152);
+	stats_demoted(&s, 7, DEMOTE_EXCHANGE, 2, 8192); /* beyond nr_nodes: shown once used */
+	stats_demoted(&s, 64, DEMOTE_EXCHANGE, 5, 5);	/* no such series: ignored */
+	stats_demoted(&s, 1, DEMOTE__COUNT, 5, 5);	/* no such reason: ignored */
+	stats_demote_fail(&s, FAIL_NOMEM, 4);
+	stats_add(&s, ST_DEMOTE_RATE_LIMITED, 6);
+	text = render(&s);
+	parse(text, &p);
+	assert_int_equal(u64_of(&p, "pghotd_demoted_pages_total{node=\"0\",reason=\"exchange\"}"),
+			 3);
+	assert_int_equal(
+	    u64_of(&p, "pghotd_demoted_bytes_total{node=\"0\",reason=\"free_target\"}"), 2097152);
+	assert_int_equal(
+	    u64_of(&p, "pghotd_demoted_pages_total{node=\"1\",reason=\"free_target\"}"), 0);
+	assert_int_equal(u64_of(&p, "pghotd_demoted_pages_total{node=\"7\",reason=\"exchange\"}"),
+			 2);
+	assert_null(value_of(&p, "pghotd_demoted_pages_total{node=\"7\",reason=\"free_target\"}"));
+	assert_int_equal(u64_of(&p, "pghotd_demote_failures_total{reason=\"nomem\"}"), 4);
+	assert_int_equal(u64_of(&p, "pghotd_promote_failures_total{reason=\"nomem\"}"), 0);
+	assert_int_equal(u64_of(&p, "pghotd_demote_rate_limited_total"), 6);
+	assert_int_equal(stats_promoted_pages_total(&s), 0);
+	free(text);
 }
 
 static void rendered_values_match_what_was_added(void **state)
@@ -666,6 +709,7 @@ int main(void)
 	    cmocka_unit_test(fresh_stats_show_every_series_at_zero_and_up_at_one),
 	    cmocka_unit_test(label_names_are_stable),
 	    cmocka_unit_test(rendered_values_match_what_was_added),
+	    cmocka_unit_test(demotions_render_by_node_and_reason_apart_from_promotions),
 	    cmocka_unit_test(scan_round_gauge_renders_seconds_from_microseconds),
 	    cmocka_unit_test(node_beyond_nr_nodes_appears_once_used_and_invalid_node_is_ignored),
 	    cmocka_unit_test(out_of_range_fail_reason_counts_as_other),
