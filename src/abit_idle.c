@@ -12,6 +12,7 @@
 
 #include "abit_idle.h"
 #include "abit_sample.h"
+#include "cold_list.h"
 #include "config_pub.h"
 #include "log.h"
 #include "pagemap.h"
@@ -34,6 +35,11 @@
 #define ENT_KNOWN   (UINT64_C(1) << 63)
 #define ENT_TRACKED (UINT64_C(1) << 62)
 #define ENT_HUGE    (UINT64_C(1) << 61)
+/* A fast page offered to the cold list in this idle episode (cleared by an access, a new PFN
+ * or a new offer epoch). */
+#define ENT_OFFERED (UINT64_C(1) << 60)
+/* Cold pages gathered before one cold_list_offer(). */
+#define COLD_BATCH 256
 
 struct abit_region {
 	uint64_t start;
@@ -45,6 +51,11 @@ struct abit_region {
 	bool seen;	     /* mode regions: a scan found accesses since the last aggregation */
 	uint64_t next_round;
 	uint64_t *ent; /* [npages]; NULL while the region holds no slow page */
+	/* Demotion: for each tracked page of a watched fast node, the time (the scanner's
+	 * milliseconds, modulo 2^32) since which it was not seen accessed; NULL while the region
+	 * holds no such page. offer_epoch: the cold list's epoch its OFFERED bits belong to. */
+	uint32_t *since;
+	uint32_t offer_epoch;
 };
 
 struct abit_proc {
@@ -80,6 +91,15 @@ struct abit {
 	uint64_t cur_vaddr;
 	bool pfn_seen; /* some present page showed a non-zero PFN */
 	char reason[256];
+
+	/* Demotion candidates (NULL: none wanted), and per round: the fast nodes to watch (a
+	 * mask), the offer epoch, the scanner's milliseconds, the pages gathered. */
+	struct cold_list *cold;
+	uint64_t want;
+	uint32_t epoch;
+	uint64_t now_ms;
+	struct cold_page coldb[COLD_BATCH];
+	size_t ncold;
 
 	/* Per-round scratch. */
 	const struct pghotd_config *cfg;
@@ -186,10 +206,19 @@ static int proc_read_stat(const struct abit *a, pid_t pid, uint64_t *start, int 
 
 /* ---- process list and regions ---------------------------------------------------------- */
 
+/* Drops a region's per-page cache. */
+static void region_forget_pages(struct abit_region *g)
+{
+	free(g->ent);
+	free(g->since);
+	g->ent = NULL;
+	g->since = NULL;
+}
+
 static void regions_free(struct abit_region *reg, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		free(reg[i].ent);
+		region_forget_pages(&reg[i]);
 	free(reg);
 }
 
@@ -262,13 +291,12 @@ static void regions_inherit(struct abit_region *old, size_t nold, struct abit_re
 	size_t i = 0;
 
 	for (size_t j = 0; j < nnew; j++) {
-		while (i < nold && old[i].start < nw[j].start) {
-			free(old[i].ent);
-			old[i++].ent = NULL;
-		}
+		while (i < nold && old[i].start < nw[j].start)
+			region_forget_pages(&old[i++]);
 		if (i < nold && old[i].start == nw[j].start && old[i].npages == nw[j].npages) {
 			nw[j] = old[i];
-			old[i++].ent = NULL;
+			old[i].ent = NULL;
+			old[i++].since = NULL;
 		}
 	}
 }
@@ -305,8 +333,7 @@ static bool proc_selected(const struct abit *a, const struct pghotd_config *cfg,
 
 static void region_unwatch(struct abit_region *g)
 {
-	free(g->ent);
-	g->ent = NULL;
+	region_forget_pages(g);
 	g->ntracked = 0;
 	g->watch = false;
 }
@@ -575,13 +602,86 @@ static void region_nodes(struct abit *a, const struct abit_proc *p, const struct
 			a->node[i] = -1;
 }
 
-static bool page_is_slow(const struct abit *a, uint32_t i, uint64_t pfn)
+/* Node of page i of the region scanned (PFN pfn), -1 when unknown. */
+static int page_node(const struct abit *a, uint32_t i, uint64_t pfn)
 {
 	const struct topology *t = a->cfg->topo;
 
 	if (!t || !pfn)
-		return false;
-	return topology_node_is_slow(t, t->nr_blocks ? topology_node_of_pfn(t, pfn) : a->node[i]);
+		return -1;
+	return t->nr_blocks ? topology_node_of_pfn(t, pfn) : a->node[i];
+}
+
+/* A page of a fast node the cold list wants watched (none unless some node is short). */
+static bool node_watched_fast(const struct abit *a, int node)
+{
+	return a->want && node >= 0 && node < 64 && (a->want >> node & 1);
+}
+
+/* ---- demotion candidates ---------------------------------------------------------------- */
+
+static void cold_flush(struct abit *a)
+{
+	if (a->ncold)
+		cold_list_offer(a->cold, a->coldb, a->ncold);
+	a->ncold = 0;
+}
+
+/* A new offer epoch: every page of the region may be offered again. */
+static void region_new_epoch(struct abit *a, struct abit_region *g)
+{
+	if (g->offer_epoch == a->epoch)
+		return;
+	g->offer_epoch = a->epoch;
+	for (uint32_t i = 0; g->since && i < g->npages; i++)
+		g->ent[i] &= ~ENT_OFFERED;
+}
+
+/* The scanner's milliseconds as a since[] value: odd, so 0 means "not known yet". */
+static uint32_t since_now(const struct abit *a)
+{
+	return (uint32_t)a->now_ms | 1;
+}
+
+/* Tracked page i of a watched fast node, its PFN unchanged since the last scan: an access
+ * restarts its idle time; idle for demotion.min_idle_ms, it is offered once. A page tracked
+ * before its node counted as fast (a reload moved the tiers) starts its idle time now. */
+static void cold_note(struct abit *a, const struct abit_proc *p, struct abit_region *g, uint32_t i,
+		      int node, bool idle)
+{
+	uint32_t now = since_now(a), age = now - g->since[i];
+
+	if (!idle || !g->since[i]) {
+		g->since[i] = now;
+		g->ent[i] &= ~ENT_OFFERED;
+		return;
+	}
+	if ((g->ent[i] & ENT_OFFERED) || age < a->cfg->demotion.min_idle_ms)
+		return;
+	g->ent[i] |= ENT_OFFERED;
+	a->coldb[a->ncold++] = (struct cold_page){
+	    .pid = p->pid,
+	    .vaddr = g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE,
+	    .idle_since_ms = a->now_ms - age,
+	    .offered_ms = a->now_ms,
+	    .node = node,
+	    .size = g->ent[i] & ENT_HUGE ? HOT_SIZE_HUGE : HOT_SIZE_BASE,
+	};
+	if (a->ncold == COLD_BATCH)
+		cold_flush(a);
+}
+
+/* Makes room for page i's idle time; -ENOMEM. */
+static int region_track_fast(struct abit *a, struct abit_region *g, uint32_t i)
+{
+	if (!g->since) {
+		g->since = calloc(g->npages, sizeof(*g->since));
+		if (!g->since)
+			return -ENOMEM;
+		g->offer_epoch = a->epoch;
+	}
+	g->since[i] = since_now(a);
+	return 0;
 }
 
 /* Reads back the bitmap words of the region's tracked PFNs. */
@@ -628,19 +728,26 @@ static int region_compare(struct abit *a, struct abit_proc *p, struct abit_regio
 	unsigned hidden = 0, present = 0;
 	int nneed = 0;
 
+	region_new_epoch(a, g);
 	for (uint32_t i = 0; i < g->npages; i++) {
 		uint64_t pfn = pagemap_pfn(a->pm[i]);
 		uint64_t old = g->ent ? g->ent[i] : 0;
-		bool slow = page_is_slow(a, i, pfn);
+		int node = page_node(a, i, pfn);
+		bool slow = node >= 0 && topology_node_is_slow(a->cfg->topo, node);
+		bool fast = !slow && node_watched_fast(a, node);
+		bool same = (old & ENT_TRACKED) && (old & ENT_PFN) == pfn;
 
 		present += pagemap_present(a->pm[i]);
 		hidden += pagemap_present(a->pm[i]) && !pfn;
-		if ((old & ENT_TRACKED) && slow && (old & ENT_PFN) == pfn &&
-		    !idle_words_idle(&a->words, pfn)) {
+		if (same && slow && !idle_words_idle(&a->words, pfn)) {
 			abit_emit(a, p, g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE, old);
 			(*accessed)++;
+		} else if (same && fast) {
+			if (!g->since && region_track_fast(a, g, i) < 0)
+				return -ENOMEM;
+			cold_note(a, p, g, i, node, idle_words_idle(&a->words, pfn));
 		}
-		if (!slow) {
+		if (!slow && !fast) {
 			if (g->ent)
 				g->ent[i] = 0;
 			continue;
@@ -652,6 +759,8 @@ static int region_compare(struct abit *a, struct abit_proc *p, struct abit_regio
 		}
 		if ((old & ENT_KNOWN) && (old & ENT_PFN) == pfn)
 			continue;
+		if (fast && region_track_fast(a, g, i) < 0)
+			return -ENOMEM;
 		g->ent[i] = pfn;
 		a->idx[nneed++] = i;
 	}
@@ -711,10 +820,8 @@ static int region_mark(struct abit *a, struct abit_region *g)
 
 		for (uint32_t i = 0; g->ent && i < g->npages && !any; i++)
 			any = g->ent[i] != 0;
-		if (!any) {
-			free(g->ent);
-			g->ent = NULL;
-		}
+		if (!any)
+			region_forget_pages(g);
 		return 0;
 	}
 	r = idle_words_build(&a->words, a->pfns, n);
@@ -835,6 +942,7 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 	if (fd >= 0)
 		close(fd);
 	abit_flush(a);
+	cold_flush(a);
 	return r;
 }
 
@@ -1002,6 +1110,10 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 	a->cfg = cfg;
 	a->regions = regions;
 	a->now_ns = t0;
+	a->now_ms = t0 / 1000000;
+	/* No cold list, or demotion off: every fast page stays untracked, as before demotion. */
+	a->want = a->cold && cfg->demotion.enabled ? cold_list_wanted(a->cold) : 0;
+	a->epoch = a->cold ? cold_list_epoch(a->cold) : 0;
 	a->scanned = a->found = 0;
 	a->error = 0;
 	/* A reload is taken up at once: it may switch the mode. */
@@ -1064,6 +1176,7 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 		goto fail;
 	a->sink = deps->sink;
 	a->stats = deps->stats;
+	a->cold = deps->cold;
 	a->ops = deps->ops ? deps->ops : &idle_io_real_ops;
 	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
 	a->rng = deps->seed ? deps->seed : a->ops->now_ns(a->ops->ctx) ^ (uint64_t)getpid();

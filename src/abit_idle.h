@@ -29,6 +29,15 @@
  * whose own scan found one since, are "watched"; rounds scan only watched regions, and an
  * unwatched region keeps no per-page cache. Sampled pages count as pages looked at.
  *
+ * Demotion (deps.cold): on the fast nodes the cold list wants watched, the same scan also
+ * tracks the present LRU pages of fast nodes (their cache entries and idle bits like slow
+ * pages'), keeps for each the time since which it was not seen accessed (its first scan at
+ * this PFN, or its last access), and offers a page idle for demotion.min_idle_ms to the cold
+ * list once per idle episode, or again after the list's epoch changed. An access to a fast page
+ * is not delivered to the sink, and does not make its region scanned more often. With no node
+ * wanted, fast pages stay untracked and a page costs what it did before. Mode "regions" scans
+ * only watched regions, so it finds cold pages only there.
+ *
  * The source is unavailable (abit_new fails, or abit_round returns -EPERM and
  * abit_unavailable_reason() says why) when page_idle or kpageflags cannot be opened or pagemap
  * hides PFNs (no CAP_SYS_ADMIN). Processes that exit mid-scan are dropped silently.
@@ -47,6 +56,7 @@
 #include "config.h"
 #include "idle_bitmap.h"
 
+struct cold_list;
 struct config_pub;
 struct stats;
 
@@ -72,6 +82,9 @@ struct abit_deps {
 	pid_t self_pid;
 	/* Seed of region sampling's random numbers; 0: from the clock. */
 	uint64_t seed;
+	/* Demotion: where cold pages of fast nodes go, and which nodes to watch
+	 * (cold_list_wanted()); NULL: none are looked for. */
+	struct cold_list *cold;
 };
 
 struct abit;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "abit_idle.h"
+#include "cold_list.h"
 #include "engine.h"
 #include "feeder.h"
 #include "hot_table.h"
@@ -28,6 +29,7 @@ struct engine {
 	struct procs *procs;
 	struct hot_table *hot;
 	struct promoter *promoter;
+	struct cold_list *cold; /* demotion candidates: abit source -> promoter */
 	struct feeder *feeder;
 	/* The perf sources' sample filter keeps this topology for the daemon's life (node of a
 	 * physical address, node of a CPU: hardware facts). Tier changes of a later reload
@@ -73,13 +75,16 @@ int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, st
 	if (r == 0)
 		r = hot_table_new(cfg->hot_table.capacity, queue_capacity(cfg->hot_table.capacity),
 				  &e->hot);
+	if (r == 0)
+		r = cold_list_new(PROMOTER_WORK_MAX, &e->cold);
 	if (r == 0) {
 		hot_table_set_proc_check(e->hot, proc_still_valid, e->procs);
 		r = promoter_new(&(struct promoter_deps){.hot = e->hot,
 							 .procs = e->procs,
 							 .topo = cfg->topo,
 							 .stats = env->stats,
-							 .ops = &promoter_real_ops},
+							 .ops = &promoter_real_ops,
+							 .cold = e->cold},
 				 &e->promoter);
 	}
 	if (r == 0)
@@ -280,7 +285,8 @@ static int start_abit(struct engine *e, struct config_pub *pub, const struct pro
 	struct abit_deps d = {.procfs_root = e->env.procfs_root,
 			      .sysfs_root = e->env.sysfs_root,
 			      .sink = feeder_sink(e->feeder),
-			      .stats = e->env.stats};
+			      .stats = e->env.stats,
+			      .cold = e->cold};
 	int r = abit_new(&d, &e->abit); /* logs its reason when unavailable */
 
 	if (r == 0) {
@@ -425,6 +431,7 @@ void engine_free(struct engine *e)
 	feeder_free(e->feeder);
 	if (e->promoter)
 		promoter_free(e->promoter);
+	cold_list_free(e->cold);
 	hot_table_free(e->hot);
 	procs_free(e->procs);
 	topology_free(e->topo);

@@ -1047,8 +1047,9 @@ static void demote(struct promoter *p, const struct pghotd_config *cfg, uint64_t
 	/* Free memory is read once per DEMOTE_CHECK_MS unless promotion asked for room or the
 	 * last look found a node short: an idle promoter on a machine with free DRAM does not
 	 * read node meminfo every interval. */
-	if (!p->d.cold || (!asked && !p->needy && p->last_check && p->check_gen == cfg->generation &&
-			   now - p->last_check < DEMOTE_CHECK_MS))
+	if (!p->d.cold ||
+	    (!asked && !p->needy && p->last_check && p->check_gen == cfg->generation &&
+	     now - p->last_check < DEMOTE_CHECK_MS))
 		return;
 	p->last_check = now;
 	p->check_gen = cfg->generation; /* a reload is taken up at once */
@@ -1086,14 +1087,17 @@ static void log_interval(const struct promoter *p)
 	const struct interval_tally *d = &p->dtally;
 	const struct interval_tally *t = &p->tally;
 
+	/* PGHOTD_EVENT=demote: an operator filters the journal for what left the fast tier. */
 	if (d->dry)
-		log_info("dry run: would demote %" PRIu64 " pages (%" PRIu64
-			 " KiB), skipped %" PRIu64 ", failed %" PRIu64,
-			 d->dry, d->dry_bytes >> 10, d->skipped, d->failed);
+		log_event(LOG_LVL_INFO, "demote",
+			  "dry run: would demote %" PRIu64 " pages (%" PRIu64
+			  " KiB), skipped %" PRIu64 ", failed %" PRIu64,
+			  d->dry, d->dry_bytes >> 10, d->skipped, d->failed);
 	else if (d->moved || d->failed)
-		log_info("demoted %" PRIu64 " pages (%" PRIu64 " KiB), left %" PRIu64
-			 ", skipped %" PRIu64 ", failed %" PRIu64,
-			 d->moved, d->bytes >> 10, d->deferred, d->skipped, d->failed);
+		log_event(LOG_LVL_INFO, "demote",
+			  "demoted %" PRIu64 " pages (%" PRIu64 " KiB), left %" PRIu64
+			  ", skipped %" PRIu64 ", failed %" PRIu64,
+			  d->moved, d->bytes >> 10, d->deferred, d->skipped, d->failed);
 
 	if (t->dry)
 		log_info("dry run: would promote %" PRIu64 " pages (%" PRIu64

@@ -24,6 +24,7 @@
 #include "abit_idle.h"
 #include "abit_regions.h"
 #include "abit_sample.h"
+#include "cold_list.h"
 #include "config.h"
 #include "config_pub.h"
 #include "idle_bitmap.h"
@@ -59,6 +60,7 @@ struct fx {
 	unsigned io_calls;
 	bool or_writes; /* writes set bits, as the kernel's bitmap does, instead of replacing */
 	uint64_t seed;	/* region sampling's */
+	struct cold_list *cold; /* demotion tests: where cold fast pages go */
 };
 
 static void fx_path(const struct fx *f, char *buf, size_t len, const char *fmt, ...)
@@ -223,6 +225,7 @@ static int fx_teardown(void **state)
 	struct fx *f = *state;
 
 	abit_free(f->a);
+	cold_list_free(f->cold);
 	log_set_stream(NULL);
 	config_free(f->cfg); /* does not free topo */
 	topology_free(f->topo);
@@ -241,6 +244,7 @@ static void fx_new_abit(struct fx *f)
 	    .ops = &f->ops,
 	    .self_pid = -1,
 	    .seed = f->seed,
+	    .cold = f->cold,
 	};
 
 	assert_int_equal(abit_new(&d, &f->a), 0);
@@ -574,6 +578,147 @@ static void test_word_set_sorts_merges_and_marks_in_few_writes(void **state)
 	assert_true(idle_words_idle(&w, 12800));
 	assert_false(idle_words_idle(&w, 5000)); /* not in the set */
 	idle_words_free(&w);
+}
+
+/* ---- demotion candidates ---------------------------------------------------------------- */
+
+#define COLD_MS 5000 /* demotion.min_idle_ms in these tests: five rounds */
+
+/* The source with a cold list, one slow page and fast pages at VA + 0x1000.. (PFNs 100..). */
+static void fx_cold_setup(struct fx *f, int nfast)
+{
+	assert_int_equal(cold_list_new(64, &f->cold), 0);
+	f->cfg->demotion.min_idle_ms = COLD_MS;
+	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 76, LRU);
+	for (int i = 0; i < nfast; i++)
+		fx_map(f, 100, VA + 0x1000 * (uint64_t)(i + 1), 100 + (uint64_t)i, LRU);
+	fx_new_abit(f);
+}
+
+static size_t fx_take_cold(struct fx *f, struct cold_page *out, size_t max)
+{
+	return cold_list_take(f->cold, 0, f->clock_ns / 1000000, UINT32_MAX, out, max);
+}
+
+static void test_fast_pages_are_not_tracked_while_no_node_is_watched(void **state)
+{
+	struct fx *f = *state;
+
+	fx_cold_setup(f, 3);
+	for (int r = 0; r < 10; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	assert_false(fx_idle_bit(f, 100));
+	assert_int_equal(cold_list_len(f->cold), 0);
+}
+
+static void test_idle_fast_page_of_a_watched_node_is_offered_once_with_its_age(void **state)
+{
+	struct fx *f = *state;
+	struct cold_page c[8];
+	uint64_t tracked_ms;
+
+	fx_cold_setup(f, 2);
+	cold_list_want(f->cold, UINT64_C(1) << 0);
+	assert_int_equal(fx_round(f), 0);
+	tracked_ms = f->clock_ns / 1000000;
+	assert_int_equal(abit_nr_tracked(f->a), 3);
+	assert_true(fx_idle_bit(f, 100));
+	/* The second fast page is used every round; the first never. */
+	for (int r = 0; r < 12; r++) {
+		fx_access(f, 101);
+		fx_access(f, SLOW_PFN + 76);
+		assert_true(fx_round(f) >= 0);
+	}
+	/* Slow accesses still reach the sink; fast ones never do. */
+	assert_true(f->nev >= 1);
+	for (size_t i = 0; i < f->nev; i++)
+		assert_int_equal(f->ev[i].vaddr, VA);
+	assert_int_equal(fx_take_cold(f, c, 8), 1);
+	assert_int_equal(c[0].pid, 100);
+	assert_int_equal(c[0].vaddr, VA + 0x1000);
+	assert_int_equal(c[0].node, 0);
+	assert_int_equal(c[0].size, HOT_SIZE_BASE);
+	assert_true(c[0].idle_since_ms <= tracked_ms + 1 && c[0].idle_since_ms + 1 >= tracked_ms);
+	assert_true(c[0].offered_ms - c[0].idle_since_ms >= COLD_MS);
+	/* Offered once: still idle, but not again. */
+	for (int r = 0; r < 12; r++) {
+		fx_access(f, 101);
+		assert_true(fx_round(f) >= 0);
+	}
+	assert_int_equal(cold_list_len(f->cold), 0);
+}
+
+static void test_access_restarts_the_idle_time_and_a_new_epoch_offers_again(void **state)
+{
+	struct fx *f = *state;
+	struct cold_page c[4];
+	int rounds = 0;
+
+	fx_cold_setup(f, 1);
+	cold_list_want(f->cold, 1);
+	for (int r = 0; r < 3; r++)
+		assert_true(fx_round(f) >= 0);
+	fx_access(f, 100); /* used at 3 s: its idle time starts again */
+	while (cold_list_len(f->cold) == 0 && rounds < 40) {
+		assert_true(fx_round(f) >= 0);
+		rounds++;
+	}
+	assert_int_equal(fx_take_cold(f, c, 4), 1);
+	/* Found no sooner than COLD_MS after the access was seen. */
+	assert_true(c[0].offered_ms - c[0].idle_since_ms >= COLD_MS);
+	assert_true(rounds >= COLD_MS / 1000);
+	/* Taken and not moved (say the bucket was empty): offered again after a re-offer. */
+	for (int r = 0; r < 5; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(cold_list_len(f->cold), 0);
+	cold_list_reoffer(f->cold);
+	for (int r = 0; r < 40 && cold_list_len(f->cold) == 0; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(fx_take_cold(f, c, 4), 1);
+	assert_int_equal(c[0].vaddr, VA + 0x1000);
+}
+
+static void test_thp_head_on_a_fast_node_is_offered_as_huge(void **state)
+{
+	struct fx *f = *state;
+	struct cold_page c[4];
+
+	assert_int_equal(cold_list_new(64, &f->cold), 0);
+	f->cfg->demotion.min_idle_ms = COLD_MS;
+	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_map(f, 100, VA, 512, THP_HEAD);
+	for (uint64_t i = 1; i < 512; i++)
+		fx_map(f, 100, VA + i * 0x1000, 512 + i, THP_TAIL);
+	fx_new_abit(f);
+	cold_list_want(f->cold, 1);
+	for (int r = 0; r < 40 && cold_list_len(f->cold) == 0; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(fx_take_cold(f, c, 4), 1);
+	assert_int_equal(c[0].vaddr, VA);
+	assert_int_equal(c[0].size, HOT_SIZE_HUGE);
+}
+
+static void test_fast_pages_stop_being_tracked_when_the_node_is_no_longer_watched(void **state)
+{
+	struct fx *f = *state;
+
+	fx_cold_setup(f, 3);
+	cold_list_want(f->cold, 1);
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_tracked(f->a), 4);
+	cold_list_want(f->cold, 0);
+	for (int r = 0; r < 40; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	assert_int_equal(cold_list_len(f->cold), 0);
+	/* demotion.enabled = false overrides a mask left set. */
+	cold_list_want(f->cold, 1);
+	f->cfg->demotion.enabled = false;
+	for (int r = 0; r < 40; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
 }
 
 /* ---- rounds ------------------------------------------------------------------------------ */
@@ -1244,6 +1389,11 @@ int main(void)
 	    FX(test_region_mode_sees_pages_that_become_slow_later),
 	    FX(test_mode_follows_the_configuration),
 	    FX(test_region_mode_hidden_pfns_make_the_source_unavailable),
+	    FX(test_fast_pages_are_not_tracked_while_no_node_is_watched),
+	    FX(test_idle_fast_page_of_a_watched_node_is_offered_once_with_its_age),
+	    FX(test_access_restarts_the_idle_time_and_a_new_epoch_offers_again),
+	    FX(test_thp_head_on_a_fast_node_is_offered_as_huge),
+	    FX(test_fast_pages_stop_being_tracked_when_the_node_is_no_longer_watched),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1067,7 +1068,6 @@ static void kick_if_full_waits_for_the_mark(void **state)
 	config_pub_free(pub);
 }
 
-
 /* ---- demotion ----------------------------------------------------------------------------- */
 
 /* The promoter again, now with a cold list; node 0 holds NODE0_PAGES base pages, so one percent
@@ -1309,6 +1309,42 @@ static void vanished_process_of_a_cold_page_is_left_to_the_sources(void **state)
 	assert_int_equal(run(x), 1);
 }
 
+static char journal_seen[4096]; /* the last journal entry's fields, joined by '|' */
+
+static int fake_journal(const struct iovec *iov, int n)
+{
+	size_t len = 0;
+
+	journal_seen[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		len += (size_t)snprintf(journal_seen + len, sizeof(journal_seen) - len, "%.*s|",
+					(int)iov[i].iov_len, (const char *)iov[i].iov_base);
+		if (len >= sizeof(journal_seen))
+			break;
+	}
+	return 0;
+}
+
+static void each_demoting_interval_logs_one_demote_event(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->demotion.free_target_percent = 20;
+	x->fake.free_pct[0] = 18;
+	cold_page(x, 0xa00000, 0, 100);
+	cold_page(x, 0xa01000, 0, 200);
+	log_set_journal_sender(fake_journal);
+	log_setup(LOG_TARGET_JOURNAL, LOG_LVL_INFO);
+	journal_seen[0] = '\0';
+	assert_int_equal(run(x), 0);
+	log_setup(LOG_TARGET_STDERR, LOG_LVL_WARNING);
+	log_set_journal_sender(NULL);
+	assert_non_null(strstr(journal_seen, "PGHOTD_EVENT=demote|"));
+	assert_non_null(strstr(journal_seen, "MESSAGE=demoted 2 pages (8 KiB), left 0, skipped 0, "
+					     "failed 0|"));
+}
+
 static void reload_turns_demotion_on_and_changes_its_target(void **state)
 {
 	struct fx *x = *state;
@@ -1394,6 +1430,7 @@ int main(void)
 	    T(full_slow_node_pauses_demotion_and_counts_apart),
 	    T(vanished_process_of_a_cold_page_is_left_to_the_sources),
 	    T(reload_turns_demotion_on_and_changes_its_target),
+	    T(each_demoting_interval_logs_one_demote_event),
 	};
 
 	log_setup(LOG_TARGET_STDERR, LOG_LVL_WARNING);
