@@ -9,17 +9,8 @@
 
 #include <cmocka.h>
 
+#include "cold_pages.h"
 #include "src/cold_list.h"
-
-static struct cold_page page(pid_t pid, uint64_t vaddr, uint64_t since, int node)
-{
-	return (struct cold_page){.pid = pid,
-				  .vaddr = vaddr,
-				  .idle_since_ms = since,
-				  .offered_ms = 1000,
-				  .node = node,
-				  .size = HOT_SIZE_BASE};
-}
 
 static void take_gives_the_coldest_pages_of_the_node_first(void **state)
 {

@@ -10,17 +10,8 @@
 
 #include <cmocka.h>
 
+#include "cold_pages.h"
 #include "src/cold_list.h"
-
-static struct cold_page page(pid_t pid, uint64_t vaddr, uint64_t since, int node)
-{
-	return (struct cold_page){.pid = pid,
-				  .vaddr = vaddr,
-				  .idle_since_ms = since,
-				  .offered_ms = 1000,
-				  .node = node,
-				  .size = HOT_SIZE_BASE};
-}
 
 #define MT_PAGES 20000
 
