@@ -17,6 +17,7 @@
 #include "log.h"
 #include "pagemap.h"
 #include "proc_filter.h"
+#include "procs.h"
 #include "stats.h"
 #include "token_bucket.h"
 #include "topology.h"
@@ -67,6 +68,7 @@ struct abit_proc {
 	int cpu, node; /* where it last ran; read once per round, when it has accesses */
 	bool cpu_read;
 	struct abit_sampler *smp; /* mode regions */
+	int64_t handle;		  /* procs handle for cold offers; 0 not looked up, < 0 none */
 };
 
 struct abit {
@@ -95,6 +97,7 @@ struct abit {
 	/* Demotion candidates (NULL: none wanted), and per round: the fast nodes to watch (a
 	 * mask), the offer epoch, the scanner's milliseconds, the pages gathered. */
 	struct cold_list *cold;
+	struct procs *registry; /* deps.procs */
 	uint64_t want;
 	uint32_t epoch;
 	uint64_t now_ms;
@@ -643,12 +646,24 @@ static uint32_t since_now(const struct abit *a)
 	return (uint32_t)a->now_ms | 1;
 }
 
+/* The procs handle of p for its offers, looked up once: 0 without procs, < 0 when the
+ * registry has no room for it (its pages are not offered then). */
+static int64_t proc_handle(const struct abit *a, struct abit_proc *p)
+{
+	if (!a->registry)
+		return 0;
+	if (p->handle == 0)
+		p->handle = procs_handle(a->registry, p->pid);
+	return p->handle;
+}
+
 /* Tracked page i of a watched fast node, its PFN unchanged since the last scan: an access
  * restarts its idle time; idle for demotion.min_idle_ms, it is offered once. A page tracked
  * before its node counted as fast (a reload moved the tiers) starts its idle time now. */
-static void cold_note(struct abit *a, const struct abit_proc *p, struct abit_region *g, uint32_t i,
+static void cold_note(struct abit *a, struct abit_proc *p, struct abit_region *g, uint32_t i,
 		      int node, bool idle)
 {
+	int64_t h;
 	uint32_t now = since_now(a), age = now - g->since[i];
 
 	if (!idle || !g->since[i]) {
@@ -658,9 +673,13 @@ static void cold_note(struct abit *a, const struct abit_proc *p, struct abit_reg
 	}
 	if ((g->ent[i] & ENT_OFFERED) || age < a->cfg->demotion.min_idle_ms)
 		return;
+	h = proc_handle(a, p);
+	if (h < 0)
+		return;
 	g->ent[i] |= ENT_OFFERED;
 	a->coldb[a->ncold++] = (struct cold_page){
 	    .pid = p->pid,
+	    .proc = (uint32_t)h,
 	    .vaddr = g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE,
 	    .idle_since_ms = a->now_ms - age,
 	    .offered_ms = a->now_ms,
@@ -1177,6 +1196,7 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 	a->sink = deps->sink;
 	a->stats = deps->stats;
 	a->cold = deps->cold;
+	a->registry = deps->procs;
 	a->ops = deps->ops ? deps->ops : &idle_io_real_ops;
 	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
 	a->rng = deps->seed ? deps->seed : a->ops->now_ns(a->ops->ctx) ^ (uint64_t)getpid();

@@ -58,6 +58,7 @@
 
 struct cold_list;
 struct config_pub;
+struct procs;
 struct stats;
 
 #define ABIT_REGION_PAGES   512 /* 2 MiB: one pagemap pread, one PMD */
@@ -83,8 +84,10 @@ struct abit_deps {
 	/* Seed of region sampling's random numbers; 0: from the clock. */
 	uint64_t seed;
 	/* Demotion: where cold pages of fast nodes go, and which nodes to watch
-	 * (cold_list_wanted()); NULL: none are looked for. */
+	 * (cold_list_wanted()); NULL: none are looked for. procs gives each offer its process's
+	 * handle (NULL: offers carry none). */
 	struct cold_list *cold;
+	struct procs *procs;
 };
 
 struct abit;

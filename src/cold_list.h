@@ -26,6 +26,9 @@
 
 struct cold_page {
 	pid_t pid;
+	/* procs handle of the process the page was found in (0: not known), so a pid reused
+	 * between the offer and the move is caught as promotion catches it (procs_pid()). */
+	uint32_t proc;
 	uint64_t vaddr;		/* page aligned */
 	uint64_t idle_since_ms; /* monotonic ms since which the page was not seen accessed */
 	uint64_t offered_ms;	/* monotonic ms of the offer */
@@ -39,7 +42,8 @@ struct cold_list;
 int cold_list_new(size_t capacity, struct cold_list **out);
 void cold_list_free(struct cold_list *cl);
 
-/* Source thread: adds n pages. */
+/* Source thread (or the mover, handing back what it took and will not move): adds n
+ * pages. */
 void cold_list_offer(struct cold_list *cl, const struct cold_page *pages, size_t n);
 /* Mover thread: removes and returns up to max pages of node, coldest (oldest idle_since)
  * first, after dropping every entry offered more than max_age_ms before now_ms. */

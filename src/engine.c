@@ -286,7 +286,8 @@ static int start_abit(struct engine *e, struct config_pub *pub, const struct pro
 			      .sysfs_root = e->env.sysfs_root,
 			      .sink = feeder_sink(e->feeder),
 			      .stats = e->env.stats,
-			      .cold = e->cold};
+			      .cold = e->cold,
+			      .procs = e->procs};
 	int r = abit_new(&d, &e->abit); /* logs its reason when unavailable */
 
 	if (r == 0) {

@@ -45,7 +45,7 @@
 #define SETTLE_AHEAD 64
 #define MIB	     (UINT64_C(1) << 20)
 /* A demotion item has no hot table entry: its slot is past any table (hot_table_done() ignores
- * it) and its proc field holds the pid, which groups it like a process handle would. */
+ * it). */
 #define NO_SLOT UINT32_MAX
 /* Time between two looks at fast nodes' free memory for demotion, when nothing asks sooner. */
 #define DEMOTE_CHECK_MS 1000
@@ -974,6 +974,31 @@ static int nearest_slow(struct promoter *p, const struct pghotd_config *cfg, int
 	return best;
 }
 
+/* Appends cold page c to the work array, grouped by its procs handle like a hot page; false
+ * (counted) when its process is gone or its pid now names another process. */
+static bool cold_add(struct promoter *p, const struct cold_page *c)
+{
+	int64_t h = c->proc ? (int64_t)c->proc : procs_handle(p->d.procs, c->pid);
+	pid_t pid;
+
+	if (h <= 0 || procs_pid(p->d.procs, (uint32_t)h, &pid) < 0 || pid != c->pid) {
+		stats_demote_fail(p->d.stats, FAIL_NOPROC, 1);
+		return false;
+	}
+	p->work[p->nr_work] = (struct work_item){
+	    .c = {.vaddr = c->vaddr,
+		  .proc = (uint32_t)h,
+		  .node = -1,
+		  .slot = NO_SLOT,
+		  .size = c->size},
+	    .pid = pid,
+	    .seq = (uint32_t)p->nr_work,
+	};
+	p->one_proc &= p->work[p->nr_work].c.proc == p->work[0].c.proc;
+	p->nr_work++;
+	return true;
+}
+
 /* Takes cold pages of node n worth need bytes (coldest first) into the work array; what the
  * take returned beyond need goes back to the list. Returns the bytes taken. */
 static uint64_t take_cold(struct promoter *p, const struct pghotd_config *cfg, int n, uint64_t need,
@@ -991,22 +1016,13 @@ static uint64_t take_cold(struct promoter *p, const struct pghotd_config *cfg, i
 		max = PROMOTER_WORK_MAX;
 	got = cold_list_take(p->d.cold, n, now, cfg->demotion.min_idle_ms / 4, p->cold, max);
 	p->one_proc = true;
+	p->nr_work = 0;
 	for (; k < got && bytes < need; k++) {
 		const struct cold_page *c = &p->cold[k];
 
-		p->work[k] = (struct work_item){
-		    .c = {.vaddr = c->vaddr,
-			  .proc = (uint32_t)c->pid,
-			  .node = -1,
-			  .slot = NO_SLOT,
-			  .size = c->size},
-		    .pid = c->pid,
-		    .seq = (uint32_t)k,
-		};
-		p->one_proc &= c->pid == p->cold[0].pid;
-		bytes += c->size == HOT_SIZE_HUGE ? p->huge_page : p->base_page;
+		if (cold_add(p, c))
+			bytes += c->size == HOT_SIZE_HUGE ? p->huge_page : p->base_page;
 	}
-	p->nr_work = k;
 	cold_list_offer(p->d.cold, p->cold + k, got - k);
 	stats_add(p->d.stats, ST_DEMOTE_CANDIDATES, k);
 	return bytes;

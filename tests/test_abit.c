@@ -30,6 +30,7 @@
 #include "idle_bitmap.h"
 #include "log.h"
 #include "pagemap.h"
+#include "procs.h"
 #include "stats.h"
 #include "topology.h"
 
@@ -61,6 +62,7 @@ struct fx {
 	bool or_writes; /* writes set bits, as the kernel's bitmap does, instead of replacing */
 	uint64_t seed;	/* region sampling's */
 	struct cold_list *cold; /* demotion tests: where cold fast pages go */
+	struct procs *registry; /* demotion tests: handles for the offers */
 };
 
 static void fx_path(const struct fx *f, char *buf, size_t len, const char *fmt, ...)
@@ -226,6 +228,7 @@ static int fx_teardown(void **state)
 
 	abit_free(f->a);
 	cold_list_free(f->cold);
+	procs_free(f->registry);
 	log_set_stream(NULL);
 	config_free(f->cfg); /* does not free topo */
 	topology_free(f->topo);
@@ -245,6 +248,7 @@ static void fx_new_abit(struct fx *f)
 	    .self_pid = -1,
 	    .seed = f->seed,
 	    .cold = f->cold,
+	    .procs = f->registry,
 	};
 
 	assert_int_equal(abit_new(&d, &f->a), 0);
@@ -588,6 +592,7 @@ static void test_word_set_sorts_merges_and_marks_in_few_writes(void **state)
 static void fx_cold_setup(struct fx *f, int nfast)
 {
 	assert_int_equal(cold_list_new(64, &f->cold), 0);
+	assert_int_equal(procs_new(f->procfs, 16, &f->registry), 0);
 	f->cfg->demotion.min_idle_ms = COLD_MS;
 	fx_proc(f, 100, "app", 1, VA, VA + REGION);
 	fx_map(f, 100, VA, SLOW_PFN + 76, LRU);
@@ -618,6 +623,7 @@ static void test_idle_fast_page_of_a_watched_node_is_offered_once_with_its_age(v
 	struct fx *f = *state;
 	struct cold_page c[8];
 	uint64_t tracked_ms;
+	pid_t pid;
 
 	fx_cold_setup(f, 2);
 	cold_list_want(f->cold, UINT64_C(1) << 0);
@@ -637,6 +643,10 @@ static void test_idle_fast_page_of_a_watched_node_is_offered_once_with_its_age(v
 		assert_int_equal(f->ev[i].vaddr, VA);
 	assert_int_equal(fx_take_cold(f, c, 8), 1);
 	assert_int_equal(c[0].pid, 100);
+	/* With the procs registry, the offer names its process as the promoter checks it. */
+	assert_true(c[0].proc > 0);
+	assert_int_equal(procs_pid(f->registry, c[0].proc, &pid), 0);
+	assert_int_equal(pid, 100);
 	assert_int_equal(c[0].vaddr, VA + 0x1000);
 	assert_int_equal(c[0].node, 0);
 	assert_int_equal(c[0].size, HOT_SIZE_BASE);

@@ -1345,6 +1345,38 @@ static void each_demoting_interval_logs_one_demote_event(void **state)
 					     "failed 0|"));
 }
 
+static void cold_page_of_a_process_forgotten_since_the_offer_is_not_moved(void **state)
+{
+	struct fx *x = *state;
+	struct cold_page c = {.pid = getpid(),
+			      .vaddr = 0xb00000,
+			      .idle_since_ms = 100,
+			      .offered_ms = x->fake.now,
+			      .node = 0,
+			      .size = HOT_SIZE_BASE};
+	int64_t h;
+
+	with_cold(x);
+	x->cfg->demotion.free_target_percent = 20;
+	x->fake.free_pct[0] = 18;
+	spawn_child(x);
+	fake_special(x, x->child, 0xb00000, 0, 0, 0);
+	c.pid = x->child;
+	c.proc = x->child_h;
+	procs_forget(x->procs, x->child_h); /* as after a pid reuse: the handle is stale */
+	cold_list_offer(x->cold, &c, 1);
+	/* Offered as the source's own process: good. */
+	h = procs_handle(x->procs, getpid());
+	cold_page(x, 0xb01000, 0, 200);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(atomic_load(&x->stats.demote_fail[FAIL_NOPROC]), 1);
+	assert_int_equal(x->fake.calls, 1);
+	assert_int_equal(x->fake.call_pid[0], getpid());
+	assert_int_equal(fake_find(&x->fake, x->child, 0xb00000)->node, 0);
+	assert_int_equal(node_of(x, 0xb01000), SLOW);
+	assert_true(h > 0);
+}
+
 static void reload_turns_demotion_on_and_changes_its_target(void **state)
 {
 	struct fx *x = *state;
@@ -1431,6 +1463,7 @@ int main(void)
 	    T(vanished_process_of_a_cold_page_is_left_to_the_sources),
 	    T(reload_turns_demotion_on_and_changes_its_target),
 	    T(each_demoting_interval_logs_one_demote_event),
+	    T(cold_page_of_a_process_forgotten_since_the_offer_is_not_moved),
 	};
 
 	log_setup(LOG_TARGET_STDERR, LOG_LVL_WARNING);
