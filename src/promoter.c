@@ -955,8 +955,12 @@ static bool demote_watch(const struct promoter *p, const struct pghotd_config *c
 			     ? cfg->demotion.free_target_percent
 			     : cfg->promotion.min_free_percent;
 
-	return p->room_wanted[n] || p->paused[n] ||
-	       topology_free_percent(topo_of(p, cfg), n) < 2 * level;
+	const struct topology *t = topo_of(p, cfg);
+
+	if (p->room_wanted[n] || p->paused[n])
+		return true;
+	/* A node whose size is unknown cannot be judged short, as in node_usable(). */
+	return t->node[n].mem_total && topology_free_percent(t, n) < 2 * level;
 }
 
 /* The usable slow node nearest to fast node from (ties by id), -1 when none. */
@@ -1058,14 +1062,21 @@ static void demote(struct promoter *p, const struct pghotd_config *cfg, uint64_t
 	uint64_t watch = 0;
 	bool limited = p->limited, asked = false;
 
+	if (!p->d.cold)
+		return;
+	if (!cfg->demotion.enabled) {
+		/* Off (a reload may have turned it off): the source stops watching fast pages. */
+		cold_list_want(p->d.cold, 0);
+		p->needy = false;
+		return;
+	}
 	for (int n = 0; n < TOPO_MAX_NODES; n++)
 		asked |= p->room_wanted[n] != 0;
 	/* Free memory is read once per DEMOTE_CHECK_MS unless promotion asked for room or the
 	 * last look found a node short: an idle promoter on a machine with free DRAM does not
 	 * read node meminfo every interval. */
-	if (!p->d.cold ||
-	    (!asked && !p->needy && p->last_check && p->check_gen == cfg->generation &&
-	     now - p->last_check < DEMOTE_CHECK_MS))
+	if (!asked && !p->needy && p->last_check && p->check_gen == cfg->generation &&
+	    now - p->last_check < DEMOTE_CHECK_MS)
 		return;
 	p->last_check = now;
 	p->check_gen = cfg->generation; /* a reload is taken up at once */
@@ -1073,7 +1084,7 @@ static void demote(struct promoter *p, const struct pghotd_config *cfg, uint64_t
 	refresh_free_once(p, cfg);
 	p->down = true;
 	p->cur = &p->dbucket;
-	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES && cfg->demotion.enabled; n++) {
+	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES; n++) {
 		enum stat_demote_reason why = DEMOTE_FREE_TARGET;
 		uint64_t need;
 
