@@ -1205,6 +1205,15 @@ static void disabled_demotion_moves_nothing_and_watches_nothing(void **state)
 	assert_int_equal(x->fake.calls, 0);
 	assert_int_equal(cold_list_wanted(x->cold), 0);
 	assert_int_equal(cold_list_len(x->cold), 1);
+	/* On, the short node is watched (and shed); off again, the mask clears at once. */
+	x->cfg->demotion.enabled = true;
+	x->fake.now += 100;
+	assert_int_equal(run(x), 0);
+	assert_int_equal(cold_list_wanted(x->cold) & 1, 1);
+	x->cfg->demotion.enabled = false;
+	x->fake.now += 100;
+	assert_int_equal(run(x), 0);
+	assert_int_equal(cold_list_wanted(x->cold), 0);
 }
 
 static void dry_run_decides_demotions_and_moves_nothing(void **state)
