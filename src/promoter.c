@@ -66,23 +66,13 @@ struct promoter {
 	struct promoter_deps d;
 	struct token_bucket bucket;
 	bool bucket_ready;
-	/* Demotion (see "demotion" below): its own bucket, the direction of the pages being
-	 * moved, and what promotion could not place last interval, by the node it wanted. */
-	struct token_bucket dbucket;
 	struct token_bucket *cur; /* the bucket paying for the pages being moved */
-	bool down;		  /* moving cold pages down from down_from */
-	int down_from, down_target;
-	enum stat_demote_reason why;
-	uint64_t room_wanted[TOPO_MAX_NODES];
-	uint64_t last_reoffer, last_check, check_gen;
-	bool needy;		/* the last look found a fast node that needs room */
-	struct cold_page *cold; /* [PROMOTER_WORK_MAX], taken from the cold list */
-	struct interval_tally dtally;
-	bool charged;	 /* pages being moved were paid for: refund the ones that fail */
-	bool limited;	 /* this interval ran out of tokens */
-	bool free_fresh; /* free memory refreshed this interval */
-	pid_t near_pid;	 /* the process go_near() moved next to this interval, 0 none */
-	bool memo_valid; /* last pick_target() answer, valid within one placement query */
+	bool down;		  /* moving cold pages down (see "demotion" below) */
+	bool charged;		  /* pages being moved were paid for: refund the ones that fail */
+	bool limited;		  /* this interval ran out of tokens */
+	bool free_fresh;	  /* free memory refreshed this interval */
+	pid_t near_pid;		  /* the process go_near() moved next to this interval, 0 none */
+	bool memo_valid;	  /* last pick_target() answer, valid within one placement query */
 	int memo_from, memo_where, memo_target;
 	bool paused[TOPO_MAX_NODES];
 
@@ -107,6 +97,18 @@ struct promoter {
 	struct interval_tally tally;
 	uint64_t base_page;
 	uint64_t huge_page; /* a PMD's worth: 2 MiB with 4 KiB pages */
+
+	/* Demotion (see "demotion" below), kept apart from promotion's fields: its own bucket,
+	 * where the pages being moved come from and go, and what promotion could not place last
+	 * interval, by the node it wanted. */
+	struct token_bucket dbucket;
+	int down_from, down_target;
+	enum stat_demote_reason why;
+	uint64_t room_wanted[TOPO_MAX_NODES];
+	uint64_t last_reoffer, last_check, check_gen;
+	bool needy;		/* the last look found a fast node that needs room */
+	struct cold_page *cold; /* [PROMOTER_WORK_MAX], taken from the cold list */
+	struct interval_tally dtally;
 
 	/* Thread. */
 	struct worker w;
