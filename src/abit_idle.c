@@ -658,7 +658,7 @@ static int64_t proc_handle(const struct abit *a, struct abit_proc *p)
 }
 
 /* Tracked page i of a watched fast node, its PFN unchanged since the last scan: an access
- * restarts its idle time; idle for demotion.min_idle_ms, it is offered once. A page tracked
+ * restarts its idle time; idle for config_demotion_idle_ms(), it is offered once. A page tracked
  * before its node counted as fast (a reload moved the tiers) starts its idle time now. */
 static void cold_note(struct abit *a, struct abit_proc *p, struct abit_region *g, uint32_t i,
 		      int node, bool idle)
@@ -671,7 +671,7 @@ static void cold_note(struct abit *a, struct abit_proc *p, struct abit_region *g
 		g->ent[i] &= ~ENT_OFFERED;
 		return;
 	}
-	if ((g->ent[i] & ENT_OFFERED) || age < a->cfg->demotion.min_idle_ms)
+	if ((g->ent[i] & ENT_OFFERED) || age < config_demotion_idle_ms(a->cfg))
 		return;
 	h = proc_handle(a, p);
 	if (h < 0)

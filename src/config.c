@@ -1075,8 +1075,10 @@ static void check_target(struct parse_ctx *ctx)
 }
 
 /* A page's idle age counts from when the scanner first saw it where it is, so a promoted page
- * (moved, hence seen anew) cannot look cold before min_idle_ms: with min_idle_ms at least the
- * promotion cooldown, no page is demoted within its cooldown. */
+ * (moved, hence seen anew) cannot look cold before the idle time: with that at least the
+ * promotion cooldown, no page is demoted within its cooldown. A min_idle_ms set below the
+ * cooldown is refused; one left at its default follows a longer cooldown
+ * (config_demotion_idle_ms()), so files written before demotion keep loading. */
 static void check_demotion(struct parse_ctx *ctx)
 {
 	const struct pghotd_config *c = ctx->cfg;
@@ -1084,9 +1086,7 @@ static void check_demotion(struct parse_ctx *ctx)
 
 	if (key_bad(ctx, "demotion", "min_idle_ms") || key_bad(ctx, "promotion", "cooldown_ms"))
 		return;
-	if (at.line <= 0) /* left at its default: the raised cooldown is the line to blame */
-		at = at_key(ctx, "promotion", "cooldown_ms");
-	if (c->demotion.min_idle_ms < c->promotion.cooldown_ms)
+	if (at.line > 0 && c->demotion.min_idle_ms < c->promotion.cooldown_ms)
 		ctx_error(ctx, at,
 			  "demotion.min_idle_ms: %u is below promotion.cooldown_ms (%u); allowed "
 			  "%u..86400000, so a promoted page is not demoted within its cooldown",

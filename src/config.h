@@ -91,7 +91,7 @@ struct pghotd_config {
 		bool enabled;
 		unsigned
 		    free_target_percent; /* keep this share free; 0: only make room for hot pages */
-		unsigned min_idle_ms;	 /* idle at least this long to be cold; >= cooldown_ms */
+		unsigned min_idle_ms;	 /* idle this long to be cold (config_demotion_idle_ms()) */
 		unsigned rate_limit_mbps; /* MiB/s, 0 = unlimited; a bucket of its own */
 	} demotion;
 
@@ -148,6 +148,15 @@ int config_key_path(size_t i, char *buf, size_t size);
 /* True when key i has the same value in a and b (false past the end): lets a reload name the
  * keys that changed. */
 bool config_key_equal(size_t i, const struct pghotd_config *a, const struct pghotd_config *b);
+
+/* The idle time that makes a page cold: demotion.min_idle_ms, or promotion.cooldown_ms when
+ * that is longer (min_idle_ms left at its default under a raised cooldown), so a promoted page
+ * is never demoted within its cooldown. */
+static inline unsigned config_demotion_idle_ms(const struct pghotd_config *cfg)
+{
+	return cfg->demotion.min_idle_ms > cfg->promotion.cooldown_ms ? cfg->demotion.min_idle_ms
+								      : cfg->promotion.cooldown_ms;
+}
 
 const char *source_mode_name(enum source_mode m);
 const char *target_mode_name(enum target_mode m);

@@ -1020,7 +1020,7 @@ static uint64_t take_cold(struct promoter *p, const struct pghotd_config *cfg, i
 		max = paid ? paid : 1;
 	if (max > PROMOTER_WORK_MAX)
 		max = PROMOTER_WORK_MAX;
-	got = cold_list_take(p->d.cold, n, now, cfg->demotion.min_idle_ms / 4, p->cold, max);
+	got = cold_list_take(p->d.cold, n, now, config_demotion_idle_ms(cfg) / 4, p->cold, max);
 	p->one_proc = true;
 	p->nr_work = 0;
 	for (; k < got && bytes < need; k++) {
@@ -1047,7 +1047,7 @@ static void demote_node(struct promoter *p, const struct pghotd_config *cfg, int
 	taken = take_cold(p, cfg, n, need, now);
 	/* Short of cold pages: let the source offer again what it offered before, at most once
 	 * per stale age (an offer older than that is dropped anyway). */
-	if (taken < need && now - p->last_reoffer >= cfg->demotion.min_idle_ms / 4) {
+	if (taken < need && now - p->last_reoffer >= config_demotion_idle_ms(cfg) / 4) {
 		cold_list_reoffer(p->d.cold);
 		p->last_reoffer = now;
 	}

@@ -594,6 +594,7 @@ static void fx_cold_setup(struct fx *f, int nfast)
 	assert_int_equal(cold_list_new(64, &f->cold), 0);
 	assert_int_equal(procs_new(f->procfs, 16, &f->registry), 0);
 	f->cfg->demotion.min_idle_ms = COLD_MS;
+	f->cfg->promotion.cooldown_ms = COLD_MS;
 	fx_proc(f, 100, "app", 1, VA, VA + REGION);
 	fx_map(f, 100, VA, SLOW_PFN + 76, LRU);
 	for (int i = 0; i < nfast; i++)
@@ -690,6 +691,23 @@ static void test_access_restarts_the_idle_time_and_a_new_epoch_offers_again(void
 	assert_int_equal(c[0].vaddr, VA + 0x1000);
 }
 
+static void test_longer_promotion_cooldown_holds_the_offer_back(void **state)
+{
+	struct fx *f = *state;
+	int rounds = 0;
+
+	fx_cold_setup(f, 1);
+	f->cfg->promotion.cooldown_ms = 2 * COLD_MS; /* a page promoted then is still cooling */
+	cold_list_want(f->cold, 1);
+	assert_int_equal(fx_round(f), 0); /* first seen where it is: its idle time starts */
+	while (cold_list_len(f->cold) == 0 && rounds < 60) {
+		assert_true(fx_round(f) >= 0);
+		rounds++;
+	}
+	assert_int_equal(cold_list_len(f->cold), 1);
+	assert_true(rounds >= 2 * COLD_MS / 1000);
+}
+
 static void test_thp_head_on_a_fast_node_is_offered_as_huge(void **state)
 {
 	struct fx *f = *state;
@@ -697,6 +715,7 @@ static void test_thp_head_on_a_fast_node_is_offered_as_huge(void **state)
 
 	assert_int_equal(cold_list_new(64, &f->cold), 0);
 	f->cfg->demotion.min_idle_ms = COLD_MS;
+	f->cfg->promotion.cooldown_ms = COLD_MS;
 	fx_proc(f, 100, "app", 1, VA, VA + REGION);
 	fx_map(f, 100, VA, 512, THP_HEAD);
 	for (uint64_t i = 1; i < 512; i++)
@@ -1402,6 +1421,7 @@ int main(void)
 	    FX(test_fast_pages_are_not_tracked_while_no_node_is_watched),
 	    FX(test_idle_fast_page_of_a_watched_node_is_offered_once_with_its_age),
 	    FX(test_access_restarts_the_idle_time_and_a_new_epoch_offers_again),
+	    FX(test_longer_promotion_cooldown_holds_the_offer_back),
 	    FX(test_thp_head_on_a_fast_node_is_offered_as_huge),
 	    FX(test_fast_pages_stop_being_tracked_when_the_node_is_no_longer_watched),
 	};

@@ -563,13 +563,16 @@ static void demotion_idle_time_below_the_promotion_cooldown_is_rejected(void **s
 	    "cooldown");
 }
 
-static void raised_cooldown_with_the_default_idle_time_names_the_cooldown_line(void **state)
+static void raised_cooldown_with_the_default_idle_time_loads_and_lengthens_it(void **state)
 {
+	struct pghotd_config *cfg = load_ok("promotion = { cooldown_ms = 90000; };\n");
+
 	(void)state;
-	expect_one_error("\npromotion = { cooldown_ms = 90000; };\n",
-			 "t.conf:2: demotion.min_idle_ms: 60000 is below promotion.cooldown_ms "
-			 "(90000); allowed 90000..86400000, so a promoted page is not demoted "
-			 "within its cooldown");
+	assert_int_equal(cfg->demotion.min_idle_ms, 60000);
+	assert_int_equal(config_demotion_idle_ms(cfg), 90000);
+	cfg->promotion.cooldown_ms = 1000;
+	assert_int_equal(config_demotion_idle_ms(cfg), 60000);
+	config_free(cfg);
 }
 
 static void demotion_keys_take_their_values(void **state)
@@ -985,7 +988,7 @@ int main(void)
 	    T(pebs_event_with_spaces_is_rejected),
 	    T(fixed_target_needs_target_nodes),
 	    T(demotion_idle_time_below_the_promotion_cooldown_is_rejected),
-	    T(raised_cooldown_with_the_default_idle_time_names_the_cooldown_line),
+	    T(raised_cooldown_with_the_default_idle_time_loads_and_lengthens_it),
 	    T(demotion_keys_take_their_values),
 	    T(node_in_both_tiers_is_rejected),
 	    T(slow_target_node_is_rejected),
