@@ -49,6 +49,8 @@
 #define NO_SLOT UINT32_MAX
 /* Time between two looks at fast nodes' free memory for demotion, when nothing asks sooner. */
 #define DEMOTE_CHECK_MS 1000
+/* Shortest time the room an exchange made stays reserved for the hot pages it was made for. */
+#define EXCHANGE_MIN_TTL_MS 1000
 
 struct work_item {
 	struct hot_candidate c;
@@ -68,6 +70,7 @@ struct promoter {
 	bool bucket_ready;
 	struct token_bucket *cur; /* the bucket paying for the pages being moved */
 	bool down;		  /* moving cold pages down (see "demotion" below) */
+	bool exchanging;	  /* promoting while an exchange window is open (book_room()) */
 	bool charged;		  /* pages being moved were paid for: refund the ones that fail */
 	bool limited;		  /* this interval ran out of tokens */
 	bool free_fresh;	  /* free memory refreshed this interval */
@@ -105,6 +108,11 @@ struct promoter {
 	int down_from, down_target;
 	enum stat_demote_reason why;
 	uint64_t room_wanted[TOPO_MAX_NODES];
+	/* Exchange: bytes an exchange demoted from node n that promotion may fill although the
+	 * node is short (below min_free_percent, or paused), until credit_until[n]. */
+	uint64_t credit[TOPO_MAX_NODES], credit_until[TOPO_MAX_NODES];
+	uint64_t exchange_until; /* the last credit_until[] */
+	uint64_t now;		 /* this interval's time */
 	uint64_t last_reoffer, last_check, check_gen;
 	bool needy;		/* the last look found a fast node that needs room */
 	struct cold_page *cold; /* [PROMOTER_WORK_MAX], taken from the cold list */
@@ -269,7 +277,13 @@ static void refresh_free_once(struct promoter *p, const struct pghotd_config *cf
 	}
 }
 
-static bool node_usable(struct promoter *p, const struct pghotd_config *cfg, int n)
+/* Room an exchange made on node n for promotion (demote_node()), while it lasts. */
+static bool exchange_room(const struct promoter *p, int n)
+{
+	return !p->down && p->credit[n] && p->now < p->credit_until[n];
+}
+
+static bool node_has_room(struct promoter *p, const struct pghotd_config *cfg, int n)
 {
 	const struct topology *t = topo_of(p, cfg);
 
@@ -281,6 +295,28 @@ static bool node_usable(struct promoter *p, const struct pghotd_config *cfg, int
 	if (t->node[n].mem_total == 0)
 		return true;
 	return topology_free_percent(t, n) >= cfg->promotion.min_free_percent;
+}
+
+/* Room of its own, or room an exchange made (only fast nodes hold credit). */
+static bool node_usable(struct promoter *p, const struct pghotd_config *cfg, int n)
+{
+	return node_has_room(p, cfg, n) || (n >= 0 && n < TOPO_MAX_NODES && exchange_room(p, n));
+}
+
+/* Books a page bound for node n (chosen by node_usable()) against the room an exchange made
+ * when the node has none of its own; false when that room is used up. */
+static bool book_room(struct promoter *p, const struct pghotd_config *cfg, int n,
+		      const struct work_item *it)
+{
+	uint64_t size = it->c.size == HOT_SIZE_HUGE ? p->huge_page : p->base_page;
+
+	/* No exchange window open on n: node_usable() chose it for its own room. */
+	if (p->now >= p->credit_until[n] || node_has_room(p, cfg, n))
+		return true;
+	if (p->credit[n] < size)
+		return false;
+	p->credit[n] -= size;
+	return true;
 }
 
 static int choose_target(struct promoter *p, const struct pghotd_config *cfg, int from, int where)
@@ -637,6 +673,8 @@ static long select_slow(struct promoter *p, const struct pghotd_config *cfg,
 				continue;
 		}
 		target = pick_target(p, cfg, items[i].c.node, where);
+		if (p->exchanging && target >= 0 && !book_room(p, cfg, target, &items[i]))
+			target = -1;
 		if (target < 0) {
 			/* Every target is full or paused: give the page back to counting, and ask
 			 * demotion for room. */
@@ -903,6 +941,7 @@ static void begin_interval(struct promoter *p, const struct pghotd_config *cfg, 
 	p->bucket_ready = true;
 	memset(&p->tally, 0, sizeof(p->tally));
 	memset(&p->dtally, 0, sizeof(p->dtally));
+	p->now = now;
 	p->limited = false;
 	p->free_fresh = false;
 	p->near_pid = 0;
@@ -915,8 +954,9 @@ static void begin_interval(struct promoter *p, const struct pghotd_config *cfg, 
  * usable slow node, through the same chunks as promotion: placement query (the page must
  * still be on that fast node), page sizes, the demotion bucket, dry_run, move, per-page
  * status. A node needs room while its free memory is under demotion.free_target_percent, or
- * when hot pages found it full last interval (an exchange: room for those pages plus what
- * min_free_percent keeps). Cold pages the bucket cannot pay for, busy ones, and those of a
+ * when hot pages found it full last interval (an exchange: as many bytes as those pages,
+ * which promotion may then place there although the node stays short, book_room()). Cold
+ * pages the bucket cannot pay for, busy ones, and those of a
  * full slow node stay where they are; the source offers them again later. */
 
 static uint64_t pct_of(const struct topology *t, int n, unsigned pct)
@@ -929,7 +969,7 @@ static uint64_t demote_need(const struct promoter *p, const struct pghotd_config
 			    enum stat_demote_reason *why)
 {
 	const struct topology *t = topo_of(p, cfg);
-	uint64_t free = t->node[n].mem_free, need = 0, want, floor, room;
+	uint64_t free = t->node[n].mem_free, need = 0, want, room;
 
 	if (t->node[n].mem_total == 0)
 		return 0;
@@ -938,13 +978,11 @@ static uint64_t demote_need(const struct promoter *p, const struct pghotd_config
 		need = want - free;
 		*why = DEMOTE_FREE_TARGET;
 	}
-	if (p->room_wanted[n]) {
-		floor = pct_of(t, n, cfg->promotion.min_free_percent);
-		room = (floor > free ? floor - free : 0) + p->room_wanted[n];
-		if (room > need) {
-			need = room;
-			*why = DEMOTE_EXCHANGE;
-		}
+	/* An exchange: as many bytes down as hot pages wait for, less the room still open. */
+	room = exchange_room(p, n) ? p->credit[n] : 0;
+	if (p->room_wanted[n] > room && p->room_wanted[n] - room > need) {
+		need = p->room_wanted[n] - room;
+		*why = DEMOTE_EXCHANGE;
 	}
 	return need;
 }
@@ -1034,11 +1072,29 @@ static uint64_t take_cold(struct promoter *p, const struct pghotd_config *cfg, i
 	return bytes;
 }
 
+/* An exchange moved bytes off fast node n: the hot pages that wait for it may fill that much
+ * although the node stays short (the trade leaves its use unchanged), until their source has
+ * seen them again: they went back to counting, and are queued anew within a scan interval. */
+static void grant_credit(struct promoter *p, const struct pghotd_config *cfg, int n, uint64_t bytes,
+			 uint64_t now)
+{
+	uint64_t ttl = 2 * (uint64_t)cfg->sources.abit.scan_interval_ms;
+
+	if (!bytes)
+		return;
+	if (now >= p->credit_until[n])
+		p->credit[n] = 0;
+	p->credit[n] += bytes;
+	p->credit_until[n] = now + (ttl > EXCHANGE_MIN_TTL_MS ? ttl : EXCHANGE_MIN_TTL_MS);
+	p->exchange_until =
+	    p->exchange_until > p->credit_until[n] ? p->exchange_until : p->credit_until[n];
+}
+
 /* Moves up to need bytes of node n's coldest pages down. */
 static void demote_node(struct promoter *p, const struct pghotd_config *cfg, int n, uint64_t need,
 			uint64_t now)
 {
-	uint64_t taken;
+	uint64_t taken, before;
 
 	p->down_from = n;
 	p->down_target = nearest_slow(p, cfg, n);
@@ -1053,9 +1109,12 @@ static void demote_node(struct promoter *p, const struct pghotd_config *cfg, int
 	}
 	if (p->nr_work == 0)
 		return;
+	before = p->tally.bytes + p->tally.dry_bytes;
 	group_work(p);
 	process_work(p, cfg, now);
 	p->nr_work = 0;
+	if (p->why == DEMOTE_EXCHANGE)
+		grant_credit(p, cfg, n, p->tally.bytes + p->tally.dry_bytes - before, now);
 }
 
 static void demote(struct promoter *p, const struct pghotd_config *cfg, uint64_t now)
@@ -1144,6 +1203,7 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 
 	begin_interval(p, cfg, now_ms);
 	demote(p, cfg, now_ms);
+	p->exchanging = now_ms < p->exchange_until;
 	for (int round = 0; round < MAX_ROUNDS && !p->limited; round++) {
 		size_t popped = gather(p, round == 0, now_ms);
 

@@ -13,10 +13,11 @@
  * node whose free memory is under demotion.free_target_percent, or that hot pages found full
  * (below min_free_percent) last interval, sheds its coldest pages (cold_list, filled by the
  * Accessed-bit source with pages idle for demotion.min_idle_ms) to the nearest slow node that
- * is not paused or full, paid from a bucket of demotion.rate_limit_mbps. For the full node the
- * room asked is the hot pages' bytes plus what min_free_percent keeps: an exchange, so the hot
- * set still comes up. The promoter also tells the source which fast nodes to watch
- * (cold_list_want()): those under twice the free share at which demotion starts.
+ * is not paused or full, paid from a bucket of demotion.rate_limit_mbps. For the full node it
+ * is an exchange: as many bytes go down as the hot pages wait for, and those may then come up
+ * although the node stays short (its use is unchanged), so the hot set still comes up without
+ * the node's free memory being raised. The promoter also tells the source which fast nodes to
+ * watch (cold_list_want()): those under twice the free share at which demotion starts.
  *
  * Every syscall goes through struct promoter_ops, so tests use a fake move_pages and clock.
  * Threads: promoter_run_once() and promoter_move_batch() belong to the promoter thread (or a

@@ -1121,31 +1121,61 @@ static void full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page(void 
 	struct fx *x = *state;
 
 	with_cold(x);
-	x->fake.free_pct[0] = 9; /* below min_free_percent: 9 pages free, 10 wanted */
-	x->fake.free_pct[1] = 9;
+	x->fake.free_pct[0] = 5; /* below min_free_percent (10): 5 pages free, 10 wanted */
+	x->fake.free_pct[1] = 5;
 	for (int i = 0; i < 5; i++)
 		cold_page(x, 0x100000 + i * BASE, 0, 100 + i * 10); /* lower address: colder */
-	/* The hot page finds node 0 (its accessing node) and node 1 full: handed back. */
+	/* The hot page finds node 0 (its accessing node) and node 1 full: handed back, and
+	 * node 0 is watched. */
 	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
 	assert_int_equal(run(x), 0);
 	assert_int_equal(x->fake.calls, 0);
 	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 0);
 	assert_true(cold_list_wanted(x->cold) & 1);
 
-	/* Next interval: room for the page (one page) plus the reserve (one page) goes down
-	 * first, the two coldest, to the slow node; then the page, seen again, comes up. */
+	/* Next interval: as much goes down as the page needs (one page, the coldest), and the
+	 * page, queued again, comes up although node 0 stays short (6% free): a trade. A second
+	 * hot page finds no room left. */
 	x->fake.now += 100;
 	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(hot(x, x->self, 0x2000, 0), 1);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 1);
+	assert_int_equal(atomic_load(&x->stats.demoted_bytes[DEMOTE_EXCHANGE][0]), BASE);
+	assert_int_equal(node_of(x, 0x100000), SLOW);
+	assert_int_equal(node_of(x, 0x101000), 0);
+	assert_int_equal(promoted_to(x, 0), 1);
+	assert_int_equal(stats_get(&x->stats, ST_DEMOTE_CANDIDATES), 1);
+	assert_int_equal(cold_list_len(x->cold), 4);
+
+	/* The interval after: the second page's room, then the page. */
+	x->fake.now += 100;
+	assert_int_equal(hot(x, x->self, 0x2000, 0), 1);
 	assert_int_equal(run(x), 1);
 	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 2);
-	assert_int_equal(atomic_load(&x->stats.demoted_bytes[DEMOTE_EXCHANGE][0]), 2 * BASE);
-	assert_int_equal(node_of(x, 0x100000), SLOW);
 	assert_int_equal(node_of(x, 0x101000), SLOW);
-	assert_int_equal(node_of(x, 0x102000), 0);
-	assert_int_equal(promoted_to(x, 0), 1);
-	assert_int_equal(stats_get(&x->stats, ST_DEMOTE_CANDIDATES), 2);
-	/* The three left stay offered for a later exchange. */
-	assert_int_equal(cold_list_len(x->cold), 3);
+	assert_int_equal(promoted_to(x, 0), 2);
+	assert_int_equal(x->fake.moved_to[SLOW], 2);
+}
+
+static void exchange_room_lapses_when_its_hot_page_does_not_come(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->sources.abit.scan_interval_ms = 1000; /* room kept 2 s */
+	x->fake.free_pct[0] = 5;
+	x->fake.free_pct[1] = 5;
+	cold_page(x, 0x100000, 0, 100);
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(run(x), 0);
+	x->fake.now += 100;
+	assert_int_equal(run(x), 0); /* the room is made; the page is not back yet */
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 1);
+	x->fake.now += 3000;
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(run(x), 0); /* too late: node 0 is short again for it */
+	assert_int_equal(promoted_to(x, 0), 0);
 }
 
 static void node_under_its_free_target_sheds_the_shortfall_coldest_first(void **state)
@@ -1462,6 +1492,7 @@ int main(void)
 	    T(kick_wakes_the_thread_before_the_interval),
 	    T(kick_if_full_waits_for_the_mark),
 	    T(full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page),
+	    T(exchange_room_lapses_when_its_hot_page_does_not_come),
 	    T(node_under_its_free_target_sheds_the_shortfall_coldest_first),
 	    T(node_with_room_demotes_nothing_and_is_not_watched),
 	    T(disabled_demotion_moves_nothing_and_watches_nothing),
