@@ -10,6 +10,7 @@
 #include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,10 +28,12 @@
 #include "cold_list.h"
 #include "config.h"
 #include "config_pub.h"
+#include "hot_table.h"
 #include "idle_bitmap.h"
 #include "log.h"
 #include "pagemap.h"
 #include "procs.h"
+#include "promoter.h"
 #include "stats.h"
 #include "topology.h"
 
@@ -750,6 +753,113 @@ static void test_fast_pages_stop_being_tracked_when_the_node_is_no_longer_watche
 	assert_int_equal(abit_nr_tracked(f->a), 1);
 }
 
+/* The promoter's side of the chain, faked: every page asked about sits on node 0 until moved,
+ * and node 0 has free_pct of its memory free. */
+struct fake_mover {
+	struct fx *f;
+	unsigned free_pct;
+	unsigned moved, moved_to_1;
+	uint64_t moved_addr[16];
+};
+
+static long mover_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages,
+			     const int *nodes, int *status, int flags)
+{
+	struct fake_mover *m = ctx;
+
+	(void)flags;
+	assert_int_equal(pid, 100);
+	for (unsigned long i = 0; i < count; i++) {
+		bool moved = false;
+
+		for (unsigned k = 0; k < m->moved && !moved; k++)
+			moved = m->moved_addr[k] == (uintptr_t)pages[i];
+		status[i] = nodes ? nodes[i] : moved ? 1 : 0;
+		if (nodes && m->moved < 16) {
+			m->moved_addr[m->moved++] = (uintptr_t)pages[i];
+			m->moved_to_1 += nodes[i] == 1;
+		}
+	}
+	return 0;
+}
+
+static uint64_t mover_now(void *ctx)
+{
+	return ((struct fake_mover *)ctx)->f->clock_ns / 1000000;
+}
+
+static int mover_refresh_free(void *ctx, struct topology *t)
+{
+	struct fake_mover *m = ctx;
+
+	t->node[0].mem_free = t->node[0].mem_total / 100 * m->free_pct;
+	return 0;
+}
+
+static int mover_page_sizes(void *ctx, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *sizes)
+{
+	(void)ctx;
+	(void)pid;
+	(void)addrs;
+	for (size_t i = 0; i < n; i++)
+		sizes[i] = 4096;
+	return 0;
+}
+
+static void test_fast_pages_the_scan_finds_cold_are_demoted_by_the_promoter(void **state)
+{
+	struct fx *f = *state;
+	struct fake_mover m = {.f = f, .free_pct = 50};
+	struct promoter_ops ops = {.move_pages = mover_move_pages,
+				   .now_ms = mover_now,
+				   .refresh_free = mover_refresh_free,
+				   .page_sizes = mover_page_sizes,
+				   .ctx = &m};
+	struct hot_table *hot;
+	struct promoter *p;
+	int rounds = 0;
+
+	fx_cold_setup(f, 3);
+	f->cfg->demotion.free_target_percent = 20;
+	f->cfg->demotion.rate_limit_mbps = 0;
+	assert_int_equal(hot_table_new(1024, 4096, &hot), 0);
+	assert_int_equal(promoter_new(&(struct promoter_deps){.hot = hot,
+							      .procs = f->registry,
+							      .topo = f->topo,
+							      .stats = &f->stats,
+							      .ops = &ops,
+							      .cold = f->cold},
+				      &p),
+			 0);
+	/* Node 0 has room: not watched, fast pages untracked. */
+	assert_int_equal(promoter_run_once(p, f->cfg, mover_now(&m)), 0);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	/* Short of its target: watched at once, and its three idle pages go down once cold. */
+	m.free_pct = 10;
+	f->clock_ns += UINT64_C(2000000000);
+	while (m.moved < 3 && rounds++ < 40) {
+		assert_int_equal(promoter_run_once(p, f->cfg, mover_now(&m)), 0);
+		assert_true(fx_round(f) >= 0);
+	}
+	assert_int_equal(m.moved, 3);
+	assert_int_equal(m.moved_to_1, 3);
+	assert_int_equal(atomic_load(&f->stats.demoted_pages[DEMOTE_FREE_TARGET][0]), 3);
+	assert_true(rounds >= COLD_MS / 1000);
+	/* The slow page was never offered, and nothing moves twice: offered again after a new
+	 * epoch, the pages are found on the slow node already and skipped. */
+	for (unsigned k = 0; k < m.moved; k++)
+		assert_true(m.moved_addr[k] != VA);
+	for (int r = 0; r < 30; r++) {
+		assert_int_equal(promoter_run_once(p, f->cfg, mover_now(&m)), 0);
+		assert_true(fx_round(f) >= 0);
+	}
+	assert_int_equal(m.moved, 3);
+	assert_true(stats_get(&f->stats, ST_DEMOTE_SKIPPED) >= 3);
+	promoter_free(p);
+	hot_table_free(hot);
+}
+
 /* ---- rounds ------------------------------------------------------------------------------ */
 
 static void test_round_reports_accessed_slow_pages_and_nothing_else(void **state)
@@ -1423,6 +1533,7 @@ int main(void)
 	    FX(test_access_restarts_the_idle_time_and_a_new_epoch_offers_again),
 	    FX(test_longer_promotion_cooldown_holds_the_offer_back),
 	    FX(test_thp_head_on_a_fast_node_is_offered_as_huge),
+	    FX(test_fast_pages_the_scan_finds_cold_are_demoted_by_the_promoter),
 	    FX(test_fast_pages_stop_being_tracked_when_the_node_is_no_longer_watched),
 	};
 
