@@ -39,6 +39,8 @@
 /* A fast page offered to the cold list in this idle episode (cleared by an access, a new PFN
  * or a new offer epoch). */
 #define ENT_OFFERED (UINT64_C(1) << 60)
+/* A page of a watched fast node: tracked for its idle time, not for promotion. */
+#define ENT_FAST (UINT64_C(1) << 59)
 /* Cold pages gathered before one cold_list_offer(). */
 #define COLD_BATCH 256
 
@@ -46,6 +48,7 @@ struct abit_region {
 	uint64_t start;
 	uint32_t npages;
 	uint32_t ntracked;
+	uint32_t nfast;	     /* of them, pages of watched fast nodes (ENT_FAST) */
 	uint16_t interval;   /* rounds between scans */
 	uint16_t idle_scans; /* consecutive scans without an access */
 	bool watch;	     /* mode regions: scanned at all */
@@ -338,6 +341,7 @@ static void region_unwatch(struct abit_region *g)
 {
 	region_forget_pages(g);
 	g->ntracked = 0;
+	g->nfast = 0;
 	g->watch = false;
 }
 
@@ -780,7 +784,7 @@ static int region_compare(struct abit *a, struct abit_proc *p, struct abit_regio
 			continue;
 		if (fast && region_track_fast(a, g, i) < 0)
 			return -ENOMEM;
-		g->ent[i] = pfn;
+		g->ent[i] = pfn | (fast ? ENT_FAST : 0);
 		a->idx[nneed++] = i;
 	}
 	if (present > hidden)
@@ -825,14 +829,18 @@ static int region_learn(struct abit *a, struct abit_region *g, int nneed)
 /* Marks the region's tracked pages idle again. */
 static int region_mark(struct abit *a, struct abit_region *g)
 {
-	size_t n = 0;
+	size_t n = 0, nfast = 0;
 	int r;
 
 	if (g->ent)
-		for (uint32_t i = 0; i < g->npages; i++)
-			if (g->ent[i] & ENT_TRACKED)
-				a->pfns[n++] = g->ent[i] & ENT_PFN;
+		for (uint32_t i = 0; i < g->npages; i++) {
+			if (!(g->ent[i] & ENT_TRACKED))
+				continue;
+			a->pfns[n++] = g->ent[i] & ENT_PFN;
+			nfast += !!(g->ent[i] & ENT_FAST);
+		}
 	g->ntracked = (uint32_t)n;
+	g->nfast = (uint32_t)nfast;
 	if (!n) {
 		/* Nothing slow left: keep no cache for it. */
 		bool any = false;
@@ -851,13 +859,16 @@ static int region_mark(struct abit *a, struct abit_region *g)
 }
 
 /* A scan that had nothing marked before it (the region's pages were just learned) proves
- * nothing about idleness, so it does not count towards the back-off. */
+ * nothing about idleness, so it does not count towards the back-off. Only slow pages count:
+ * the pace serves promotion, and a fast page's idle time needs no close watch. */
 static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_tracked,
 			 uint64_t round)
 {
+	uint32_t tracked = g->ntracked - g->nfast;
+
 	/* Pages newly tracked (the region was just populated, or its pages moved to a slow
 	 * node) are as telling as an access: watch it closely again. */
-	if (accessed || g->ntracked > had_tracked) {
+	if (accessed || tracked > had_tracked) {
 		g->interval = 1;
 		g->idle_scans = 0;
 	} else if (g->interval < ABIT_HOT_SPEEDUP) {
@@ -867,7 +878,7 @@ static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_
 			g->interval = ABIT_HOT_SPEEDUP;
 			g->idle_scans = 0;
 		}
-	} else if (had_tracked || !g->ntracked) {
+	} else if (had_tracked || !tracked) {
 		if (++g->idle_scans >= ABIT_BACKOFF_SCANS && g->interval < ABIT_MAX_INTERVAL) {
 			g->interval *= 2;
 			g->idle_scans = 0;
@@ -878,7 +889,7 @@ static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_
 
 static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *g, int fd)
 {
-	uint32_t had_tracked = g->ntracked;
+	uint32_t had_tracked = g->ntracked - g->nfast; /* slow pages, as region_adapt() counts */
 	unsigned accessed = 0;
 	int r = region_fetch(a, g);
 

@@ -711,6 +711,25 @@ static void test_longer_promotion_cooldown_holds_the_offer_back(void **state)
 	assert_true(rounds >= 2 * COLD_MS / 1000);
 }
 
+static void test_fast_pages_appearing_do_not_quicken_the_scans_of_their_region(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(cold_list_new(64, &f->cold), 0);
+	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_map(f, 100, VA, 100, LRU);
+	fx_new_abit(f);
+	cold_list_want(f->cold, 1);
+	/* A new fast page every round (the process allocating on its fast node): the region
+	 * still backs off as one without slow pages does. */
+	for (int r = 1; r <= 40; r++) {
+		fx_map(f, 100, VA + 0x1000 * (uint64_t)r, 100 + (uint64_t)r, LRU);
+		assert_true(fx_round(f) >= 0);
+	}
+	assert_true(abit_nr_tracked(f->a) > 1);
+	assert_true(abit_region_interval(f->a, 100, VA) > ABIT_HOT_SPEEDUP);
+}
+
 static void test_thp_head_on_a_fast_node_is_offered_as_huge(void **state)
 {
 	struct fx *f = *state;
@@ -1532,6 +1551,7 @@ int main(void)
 	    FX(test_idle_fast_page_of_a_watched_node_is_offered_once_with_its_age),
 	    FX(test_access_restarts_the_idle_time_and_a_new_epoch_offers_again),
 	    FX(test_longer_promotion_cooldown_holds_the_offer_back),
+	    FX(test_fast_pages_appearing_do_not_quicken_the_scans_of_their_region),
 	    FX(test_thp_head_on_a_fast_node_is_offered_as_huge),
 	    FX(test_fast_pages_the_scan_finds_cold_are_demoted_by_the_promoter),
 	    FX(test_fast_pages_stop_being_tracked_when_the_node_is_no_longer_watched),
