@@ -744,20 +744,25 @@ static int region_read_pagemap(struct abit *a, int fd, const struct abit_region 
 /* Compares the fresh pagemap with the cache: reports tracked pages whose bit was cleared and
  * whose PFN did not change, drops pages that left the slow tier, and lists in a->idx the
  * slow pages whose kpageflags must be (re)read. Returns how many, or -EPERM for hidden
- * PFNs, -ENOMEM. *accessed counts the accesses reported. */
-static int region_compare(struct abit *a, struct abit_proc *p, struct abit_region *g,
-			  unsigned *accessed)
+ * PFNs, -ENOMEM. *accessed counts the accesses reported. With watch_fast (some fast node
+ * watched for demotion) the same for the pages of watched fast nodes, whose idle times
+ * cold_note() keeps; region_compare() instantiates both, so a scan with no node watched runs
+ * the loop it ran before demotion existed. */
+static inline __attribute__((always_inline)) int
+region_compare_as(struct abit *a, struct abit_proc *p, struct abit_region *g, unsigned *accessed,
+		  const bool watch_fast)
 {
 	unsigned hidden = 0, present = 0;
 	int nneed = 0;
 
-	region_new_epoch(a, g);
+	if (watch_fast)
+		region_new_epoch(a, g);
 	for (uint32_t i = 0; i < g->npages; i++) {
 		uint64_t pfn = pagemap_pfn(a->pm[i]);
 		uint64_t old = g->ent ? g->ent[i] : 0;
 		int node = page_node(a, i, pfn);
 		bool slow = node >= 0 && topology_node_is_slow(a->cfg->topo, node);
-		bool fast = !slow && node_watched_fast(a, node);
+		bool fast = watch_fast && !slow && node_watched_fast(a, node);
 		bool same = (old & ENT_TRACKED) && (old & ENT_PFN) == pfn;
 
 		present += pagemap_present(a->pm[i]);
@@ -792,6 +797,13 @@ static int region_compare(struct abit *a, struct abit_proc *p, struct abit_regio
 	if (hidden && !a->pfn_seen)
 		return -EPERM;
 	return nneed;
+}
+
+static int region_compare(struct abit *a, struct abit_proc *p, struct abit_region *g,
+			  unsigned *accessed)
+{
+	return a->want ? region_compare_as(a, p, g, accessed, true)
+		       : region_compare_as(a, p, g, accessed, false);
 }
 
 /* Classifies the listed pages from kpageflags, one pread per run of consecutive PFNs. */
@@ -832,13 +844,18 @@ static int region_mark(struct abit *a, struct abit_region *g)
 	size_t n = 0, nfast = 0;
 	int r;
 
-	if (g->ent)
+	/* Fast pages are tracked only where their idle times are kept (since). */
+	if (g->ent && g->since)
 		for (uint32_t i = 0; i < g->npages; i++) {
 			if (!(g->ent[i] & ENT_TRACKED))
 				continue;
 			a->pfns[n++] = g->ent[i] & ENT_PFN;
 			nfast += !!(g->ent[i] & ENT_FAST);
 		}
+	else if (g->ent)
+		for (uint32_t i = 0; i < g->npages; i++)
+			if (g->ent[i] & ENT_TRACKED)
+				a->pfns[n++] = g->ent[i] & ENT_PFN;
 	g->ntracked = (uint32_t)n;
 	g->nfast = (uint32_t)nfast;
 	if (!n) {
