@@ -1043,24 +1043,27 @@ static bool cold_add(struct promoter *p, const struct cold_page *c)
 	return true;
 }
 
-/* Takes cold pages of node n worth need bytes (coldest first) into the work array; what the
- * take returned beyond need goes back to the list. Returns the bytes taken. */
-static uint64_t take_cold(struct promoter *p, const struct pghotd_config *cfg, int n, uint64_t need,
-			  uint64_t now)
+/* Takes cold pages of node n worth need bytes (coldest first) into the work array, as many as
+ * the bucket can pay for now; what the take returned beyond need goes back to the list.
+ * Returns false when the list held fewer than were asked for. */
+static bool take_cold(struct promoter *p, const struct pghotd_config *cfg, int n, uint64_t need,
+		      uint64_t now)
 {
 	uint64_t max = need / p->base_page + 1, bytes = 0;
 	uint64_t paid = p->cur->tokens > 0 ? (uint64_t)p->cur->tokens / p->base_page : 0;
 	size_t got, k = 0;
 
-	/* No more than the bucket can pay for now (one page at least: a full bucket pays for a
-	 * THP): the rest would only go back to the list. */
+	p->one_proc = true;
+	p->nr_work = 0;
+	/* No more than the bucket can pay for now, the rest would only go back to the list; none
+	 * when it cannot pay for a base page, unless it is full (a full bucket pays for a THP). */
+	if (p->cur->rate && paid == 0 && p->cur->tokens < p->cur->burst)
+		return true;
 	if (p->cur->rate && paid < max)
 		max = paid ? paid : 1;
 	if (max > PROMOTER_WORK_MAX)
 		max = PROMOTER_WORK_MAX;
 	got = cold_list_take(p->d.cold, n, now, config_demotion_idle_ms(cfg) / 4, p->cold, max);
-	p->one_proc = true;
-	p->nr_work = 0;
 	for (; k < got && bytes < need; k++) {
 		const struct cold_page *c = &p->cold[k];
 
@@ -1069,7 +1072,7 @@ static uint64_t take_cold(struct promoter *p, const struct pghotd_config *cfg, i
 	}
 	cold_list_offer(p->d.cold, p->cold + k, got - k);
 	stats_add(p->d.stats, ST_DEMOTE_CANDIDATES, k);
-	return bytes;
+	return got == max;
 }
 
 /* An exchange moved bytes off fast node n: the hot pages that wait for it may fill that much
@@ -1094,16 +1097,17 @@ static void grant_credit(struct promoter *p, const struct pghotd_config *cfg, in
 static void demote_node(struct promoter *p, const struct pghotd_config *cfg, int n, uint64_t need,
 			uint64_t now)
 {
-	uint64_t taken, before;
+	uint64_t before;
+	bool enough;
 
 	p->down_from = n;
 	p->down_target = nearest_slow(p, cfg, n);
 	if (p->down_target < 0)
 		return;
-	taken = take_cold(p, cfg, n, need, now);
-	/* Short of cold pages: let the source offer again what it offered before, at most once
+	enough = take_cold(p, cfg, n, need, now);
+	/* The list ran short: let the source offer again what it offered before, at most once
 	 * per stale age (an offer older than that is dropped anyway). */
-	if (taken < need && now - p->last_reoffer >= config_demotion_idle_ms(cfg) / 4) {
+	if (!enough && now - p->last_reoffer >= config_demotion_idle_ms(cfg) / 4) {
 		cold_list_reoffer(p->d.cold);
 		p->last_reoffer = now;
 	}

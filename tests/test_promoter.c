@@ -1303,6 +1303,13 @@ static void demotion_pays_from_its_own_bucket_coldest_first(void **state)
 	for (int i = 0; i < 40; i++)
 		assert_int_equal(node_of(x, 0x600000 + i * BASE), i >= 15 ? SLOW : 0);
 	assert_int_equal(promoted_to(x, 1), 25);
+	/* Only what the bucket could pay for was taken: the other 15 wait in the list, and an
+	 * empty bucket takes none. */
+	assert_int_equal(cold_list_len(x->cold), 15);
+	x->fake.now += 1;
+	assert_int_equal(run(x), 0);
+	assert_int_equal(cold_list_len(x->cold), 15);
+	assert_int_equal(stats_get(&x->stats, ST_DEMOTE_RATE_LIMITED), 0);
 }
 
 static void full_slow_node_pauses_demotion_and_counts_apart(void **state)
