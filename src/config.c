@@ -1081,11 +1081,15 @@ static void check_target(struct parse_ctx *ctx)
  * (config_demotion_idle_ms()), so files written before demotion keep loading. */
 static void check_demotion(struct parse_ctx *ctx)
 {
-	const struct pghotd_config *c = ctx->cfg;
+	struct pghotd_config *c = ctx->cfg;
 	struct where at = at_key(ctx, "demotion", "min_idle_ms");
 
 	if (key_bad(ctx, "demotion", "min_idle_ms") || key_bad(ctx, "promotion", "cooldown_ms"))
 		return;
+	/* Left out: the effective value is stored, so --check-config prints a file that loads
+	 * again to the same configuration (fuzz_config checks that). */
+	if (at.line <= 0 && c->demotion.min_idle_ms < c->promotion.cooldown_ms)
+		c->demotion.min_idle_ms = c->promotion.cooldown_ms;
 	if (at.line > 0 && c->demotion.min_idle_ms < c->promotion.cooldown_ms)
 		ctx_error(ctx, at,
 			  "demotion.min_idle_ms: %u is below promotion.cooldown_ms (%u); allowed "

@@ -565,13 +565,27 @@ static void demotion_idle_time_below_the_promotion_cooldown_is_rejected(void **s
 
 static void raised_cooldown_with_the_default_idle_time_loads_and_lengthens_it(void **state)
 {
-	struct pghotd_config *cfg = load_ok("promotion = { cooldown_ms = 90000; };\n");
+	struct pghotd_config *cfg = load_ok("promotion = { cooldown_ms = 90000; };\n"), *again;
+	struct config_errors errs = {0};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
 
 	(void)state;
-	assert_int_equal(cfg->demotion.min_idle_ms, 60000);
+	/* The effective value is stored, so the --check-config printout loads again to the same
+	 * configuration (fuzz_config found a printout that was refused). */
+	assert_int_equal(cfg->demotion.min_idle_ms, 90000);
 	assert_int_equal(config_demotion_idle_ms(cfg), 90000);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	config_print(cfg, f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(config_load_string(text, "printed.conf", &again, &errs), 0);
+	assert_true(config_equal(cfg, again));
+	config_free(again);
+	free(text);
 	cfg->promotion.cooldown_ms = 1000;
-	assert_int_equal(config_demotion_idle_ms(cfg), 60000);
+	assert_int_equal(config_demotion_idle_ms(cfg), 90000);
 	config_free(cfg);
 }
 
