@@ -1,8 +1,11 @@
-#!/bin/sh
+#!/bin/bash
 # Builds the libFuzzer targets with clang straight from the library sources they exercise and
 # runs each for a bounded time, starting from what earlier runs learned.
 #
-# Usage: fuzz/run.sh [SECONDS]          run each target SECONDS (default 20)
+# Usage: fuzz/run.sh [SECONDS]          run each target SECONDS (default 20), random seed
+#        fuzz/run.sh --ci               the gate of make test: each target a fixed number of
+#                                       inputs from seed 1 (the same run every time: a gate
+#                                       that passed passes again; exploring is the timed run's)
 #        fuzz/run.sh --update-seeds [SECONDS]
 #                                       run, then merge the run's corpus into the committed
 #                                       seeds (only inputs that add coverage), to commit
@@ -19,11 +22,11 @@
 # in ../shared/data/perf/ beside the project, when that folder exists.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-update=0
-if [ "${1:-}" = --update-seeds ]; then
-	update=1
-	shift
-fi
+update=0 ci=0
+case ${1:-} in
+--update-seeds) update=1; shift ;;
+--ci) ci=1; shift ;;
+esac
 secs=${1:-20}
 out=${FUZZ_OUT:-$root/build-fuzz}
 mkdir -p "$out"
@@ -56,9 +59,26 @@ export LSAN_OPTIONS="suppressions=$root/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPT
 cwd=$(mktemp -d "${TMPDIR:-/tmp}/pghotd-fuzz.XXXXXX")
 trap 'rm -rf "$cwd"' EXIT
 for t in $targets; do
-	echo "fuzz: $t for ${secs}s from $(ls "$root/fuzz/seeds/$t" | wc -l) seeds and" \
+	if [ $ci = 1 ]; then
+		rm -rf "${out:?}/corpus_$t"
+		mkdir -p "$out/corpus_$t"
+	fi
+	echo "fuzz: $t for $([ $ci = 1 ] && echo "a fixed run" || echo "${secs}s") from $(ls "$root/fuzz/seeds/$t" | wc -l) seeds and" \
 		"$(ls "$out/corpus_$t" | wc -l) learned inputs"
-	(cd "$cwd" && "$out/$t" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
+	if [ $ci = 1 ]; then
+		# Inputs per target: about 20 s each on a busy 2-core host (fuzz_config runs ~500
+		# inputs/s there, the perf parsers 30,000-80,000). The working corpus starts empty,
+		# so the run depends only on the committed seeds.
+		case $t in
+		fuzz_perf_record) budget=(-runs=600000) ;;
+		fuzz_perf_data) budget=(-runs=300000) ;;
+		*) budget=(-runs=8000) ;;
+		esac
+		budget+=(-seed=1)
+	else
+		budget=(-max_total_time="$secs")
+	fi
+	(cd "$cwd" && "$out/$t" "${budget[@]}" -max_len=65536 -print_final_stats=1 \
 		-timeout=10 -artifact_prefix="$out/" "$out/corpus_$t" "$root/fuzz/seeds/$t") \
 		2>"$out/$t.log" ||
 		{ tail -40 "$out/$t.log"; exit 1; }
