@@ -239,12 +239,13 @@ static void log_changed_keys(const struct pghotd_config *old, const struct pghot
 	log_info("reload changed: %s", l ? line : "nothing");
 }
 
-static void reload_failed(struct daemon *d, const char *why)
+static void reload_failed(struct daemon *d, const char *why, struct reload_status *answer)
 {
 	stats_add(&d->stats, ST_CONFIG_RELOAD_FAILURES, 1);
 	log_event(LOG_LVL_ERR, "reload-failed",
 		  "reload failed, keeping the running configuration: %s", why);
-	publish_reload_status(d, false, why);
+	answer->ok = false;
+	snprintf(answer->message, sizeof(answer->message), "%s", why);
 }
 
 static void reload(struct daemon *d)
@@ -252,6 +253,7 @@ static void reload(struct daemon *d)
 	struct pghotd_config *next = NULL;
 	struct config_errors errs = {0};
 	struct probe_result pr;
+	struct reload_status answer = {.ok = true, .message = "configuration reloaded"};
 	int r;
 
 	notify_reloading(now_usec(CLOCK_MONOTONIC));
@@ -259,13 +261,15 @@ static void reload(struct daemon *d)
 	r = load_config(&d->opt, &next, &errs);
 	if (r < 0) {
 		log_config_errors(&errs, 1);
-		reload_failed(
-		    d, errs.n ? errs.msg[0]
-			      : (r == -ENXIO ? "cannot read the NUMA topology" : strerror(-r)));
+		reload_failed(d,
+			      errs.n
+				  ? errs.msg[0]
+				  : (r == -ENXIO ? "cannot read the NUMA topology" : strerror(-r)),
+			      &answer);
 		config_errors_clear(&errs);
 	} else if (preflight(&d->opt, next, NULL, &pr) != EXIT_OK) {
 		destroy_config(next);
-		reload_failed(d, "a source set to \"on\" cannot run");
+		reload_failed(d, "a source set to \"on\" cannot run", &answer);
 	} else {
 		const struct pghotd_config *old = config_pub_current(d->pub);
 
@@ -286,9 +290,11 @@ static void reload(struct daemon *d)
 			  "configuration reloaded from %s (%d slow node%s)", d->opt.config_path,
 			  topology_nr_slow(next->topo),
 			  topology_nr_slow(next->topo) == 1 ? "" : "s");
-		publish_reload_status(d, true, "configuration reloaded");
 	}
 	write_stats(d);
+	/* After the stats: pghotd --reload returns on this, and what it reports is then in
+	 * the stats file too. */
+	publish_reload_status(d, answer.ok, answer.message);
 	notify_ready("reloaded");
 	refresh_status(d);
 }
