@@ -27,6 +27,8 @@
  *
  * Usage: bench_promoter [--slow NODE --fast NODE] [pages] [reps], node 0 for both (the host
  * setting), 65536 pages and 41 repetitions by default.
+ * Each side's time is split into move_pages (timed around each call) and the rest, so the
+ * ratio can be read as kernel time (promoter/raw) and bookkeeping (microseconds per page).
  * Last line: promoter_vs_raw: <promoter/raw>. */
 #include <errno.h>
 #include <stdbool.h>
@@ -61,6 +63,8 @@ struct bench {
 	struct stats stats;
 	struct pghotd_config *cfg;
 	struct promoter *p;
+	struct promoter_ops ops; /* the real ops, move_pages timed */
+	double in_kernel;	 /* seconds in move_pages since the last reset */
 	uint32_t h;
 	uint64_t now_ms;
 };
@@ -71,6 +75,19 @@ static double seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct bench *timed; /* the bench whose in_kernel timed_move_pages() adds to */
+
+/* The real move_pages, timed: splits a side's time into the kernel's and the rest. */
+static long timed_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages,
+			     const int *nodes, int *status, int flags)
+{
+	double t0 = seconds();
+	long r = promoter_real_ops.move_pages(ctx, pid, count, pages, nodes, status, flags);
+
+	timed->in_kernel += seconds() - t0;
+	return r;
 }
 
 static int die(const char *what, int r)
@@ -131,11 +148,14 @@ static void bench_setup(struct bench *b)
 		die("procs_handle", (int)h);
 	b->h = (uint32_t)h;
 	stats_init(&b->stats, b->topo->nr_nodes);
+	b->ops = promoter_real_ops;
+	b->ops.move_pages = timed_move_pages;
+	timed = b;
 	d = (struct promoter_deps){.hot = b->hot,
 				   .procs = b->procs,
 				   .topo = b->topo,
 				   .stats = &b->stats,
-				   .ops = &promoter_real_ops};
+				   .ops = &b->ops};
 	if ((r = promoter_new(&d, &b->p)) < 0)
 		die("promoter_new", r);
 	b->now_ms = 1000;
@@ -161,16 +181,18 @@ static void bench_queue_all(struct bench *b, bool on_slow)
 }
 
 /* Moves every page to the node in nodes[] (all the same), batch by batch, and checks each
- * page's status names that node. */
+ * page's status names that node. The time in move_pages adds to b->in_kernel. */
 static void move_all(struct bench *b, int *nodes)
 {
 	pid_t pid = getpid();
 
 	for (size_t i = 0; i < b->n; i += BATCH) {
 		size_t c = b->n - i < BATCH ? b->n - i : BATCH;
+		double t0 = seconds();
 
 		if (move_pages(pid, c, b->pages + i, nodes + i, b->status + i, MPOL_MF_MOVE) < 0)
 			die("move_pages", errno);
+		b->in_kernel += seconds() - t0;
 	}
 	for (size_t i = 0; i < b->n; i++)
 		if (b->status[i] != nodes[i])
@@ -184,7 +206,12 @@ static void reset_to_slow(struct bench *b)
 		move_all(b, b->back);
 }
 
-static double run_promoter(struct bench *b, bool on_slow)
+/* A timed side: pages per second, and the seconds of it spent in move_pages. */
+struct side {
+	double rate, kernel;
+};
+
+static struct side run_promoter(struct bench *b, bool on_slow)
 {
 	uint64_t before = stats_promoted_pages_total(&b->stats);
 	double t0, t1;
@@ -192,6 +219,7 @@ static double run_promoter(struct bench *b, bool on_slow)
 
 	reset_to_slow(b);
 	bench_queue_all(b, on_slow);
+	b->in_kernel = 0;
 	t0 = seconds();
 	while ((r = promoter_run_once(b->p, b->cfg, b->now_ms)) > 0)
 		;
@@ -200,18 +228,19 @@ static double run_promoter(struct bench *b, bool on_slow)
 		die("promoter_run_once", r);
 	if (stats_promoted_pages_total(&b->stats) - before != b->n)
 		die("promoter moved fewer pages than queued", EIO);
-	return (double)b->n / (t1 - t0);
+	return (struct side){(double)b->n / (t1 - t0), b->in_kernel};
 }
 
-static double run_raw(struct bench *b)
+static struct side run_raw(struct bench *b)
 {
 	double t0, t1;
 
 	reset_to_slow(b);
+	b->in_kernel = 0;
 	t0 = seconds();
 	move_all(b, b->nodes);
 	t1 = seconds();
-	return (double)b->n / (t1 - t0);
+	return (struct side){(double)b->n / (t1 - t0), b->in_kernel};
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -225,7 +254,7 @@ int main(int argc, char **argv)
 {
 	struct bench b = {.n = 65536};
 	int reps = 41, arg = 1;
-	double *prom, *query, *raw, *r_prom, *r_query;
+	double *prom, *query, *raw, *r_prom, *r_query, *r_kernel, *outside;
 
 	for (; arg + 1 < argc && argv[arg][0] == '-'; arg += 2) {
 		if (strcmp(argv[arg], "--slow") == 0)
@@ -248,7 +277,9 @@ int main(int argc, char **argv)
 	raw = calloc((size_t)reps, sizeof(*raw));
 	r_prom = calloc((size_t)reps, sizeof(*r_prom));
 	r_query = calloc((size_t)reps, sizeof(*r_query));
-	if (!prom || !query || !raw || !r_prom || !r_query)
+	r_kernel = calloc((size_t)reps, sizeof(*r_kernel));
+	outside = calloc((size_t)reps, sizeof(*outside));
+	if (!prom || !query || !raw || !r_prom || !r_query || !r_kernel || !outside)
 		return 1;
 	log_setup(LOG_TARGET_STDERR, LOG_LVL_WARNING);
 	bench_setup(&b);
@@ -256,38 +287,55 @@ int main(int argc, char **argv)
 	run_promoter(&b, true);
 	run_promoter(&b, false);
 	for (int i = 0; i < reps; i++) {
+		struct side sr = {0}, sp = {0}, sq = {0};
+
 		/* Rotate the order so no side always runs on a warmer cache. */
 		for (int k = 0; k < 3; k++) {
 			switch ((i + k) % 3) {
 			case 0:
-				raw[i] = run_raw(&b);
+				sr = run_raw(&b);
 				break;
 			case 1:
-				prom[i] = run_promoter(&b, true);
+				sp = run_promoter(&b, true);
 				break;
 			default:
-				query[i] = run_promoter(&b, false);
+				sq = run_promoter(&b, false);
 				break;
 			}
 		}
+		raw[i] = sr.rate;
+		prom[i] = sp.rate;
+		query[i] = sq.rate;
 		r_prom[i] = prom[i] / raw[i];
 		r_query[i] = query[i] / raw[i];
+		/* Where the promoter's time goes: the kernel's move_pages against the raw side's,
+		 * and what is left (bookkeeping, in microseconds per page). */
+		r_kernel[i] = sp.kernel / sr.kernel;
+		outside[i] = ((double)b.n / sp.rate - sp.kernel) / (double)b.n * 1e6;
 	}
 	qsort(prom, (size_t)reps, sizeof(*prom), cmp_double);
 	qsort(query, (size_t)reps, sizeof(*query), cmp_double);
 	qsort(raw, (size_t)reps, sizeof(*raw), cmp_double);
 	qsort(r_prom, (size_t)reps, sizeof(*r_prom), cmp_double);
 	qsort(r_query, (size_t)reps, sizeof(*r_query), cmp_double);
+	qsort(r_kernel, (size_t)reps, sizeof(*r_kernel), cmp_double);
+	qsort(outside, (size_t)reps, sizeof(*outside), cmp_double);
 	printf("pages: %zu, batch: %d, repetitions: %d, node %d to node %d%s (medians; ratios: "
 	       "medians of the per-repetition ratios)\n",
 	       b.n, BATCH, reps, b.slow, b.fast, b.slow == b.fast ? " (no migration)" : "");
 	printf("raw move_pages: %.0f pages/s\n", raw[reps / 2]);
 	printf("promoter, placement from the sample: %.0f pages/s\n", prom[reps / 2]);
 	printf("promoter, placement query: %.0f pages/s\n", query[reps / 2]);
+	printf("promoter's move_pages time / raw's: %.3f (%.3f-%.3f)\n", r_kernel[reps / 2],
+	       r_kernel[0], r_kernel[reps - 1]);
+	printf("promoter outside move_pages: %.3f us/page (%.3f-%.3f)\n", outside[reps / 2],
+	       outside[0], outside[reps - 1]);
 	printf("promoter_query_vs_raw: %.3f\n", r_query[reps / 2]);
 	printf("promoter_vs_raw: %.3f\n", r_prom[reps / 2]);
 	free(r_prom);
 	free(r_query);
+	free(r_kernel);
+	free(outside);
 	free(prom);
 	free(query);
 	free(raw);
