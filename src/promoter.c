@@ -341,10 +341,10 @@ static int choose_target(struct promoter *p, const struct pghotd_config *cfg, in
 
 /* Target for a page accessed from node `from` (or, when unknown, sitting on `where`);
  * -1 when every candidate node is paused or too full. Remembers the last answer: node
- * state only changes after a move, and select_slow() forgets it per chunk. */
+ * state only changes after a move, and select_slow() forgets it per chunk. The caller has
+ * read free memory this interval (refresh_free_once()). */
 static int pick_target(struct promoter *p, const struct pghotd_config *cfg, int from, int where)
 {
-	refresh_free_once(p, cfg);
 	if (p->down)
 		return p->down_target;
 	if (p->memo_valid && p->memo_from == from && p->memo_where == where)
@@ -412,15 +412,22 @@ static void flush_promoted(struct promoter *p)
 	}
 }
 
+/* A page that reached target: counted for flush_promoted() and settled. */
+static inline void settle_moved(struct promoter *p, const struct work_item *it, int target,
+				uint64_t size, uint64_t now)
+{
+	p->node_pages[target]++;
+	p->node_bytes[target] += size;
+	settle(p, it, HOT_PROMOTED, now);
+}
+
 /* Settles one page after a move by its status. can_defer: keep -EBUSY/-ENOMEM pages on
  * the deferred list (run_once) rather than handing them back (promoter_move_batch). */
 static bool settle_status(struct promoter *p, const struct pghotd_config *cfg, struct work_item *it,
 			  int st, int target, uint64_t size, bool can_defer, uint64_t now)
 {
 	if (st == target) {
-		p->node_pages[target]++;
-		p->node_bytes[target] += size;
-		settle(p, it, HOT_PROMOTED, now);
+		settle_moved(p, it, target, size, now);
 		return true;
 	}
 	if (p->charged)
@@ -506,10 +513,18 @@ static long move_selected(struct promoter *p, const struct pghotd_config *cfg, p
 	for (size_t i = 0; i < n && i < SETTLE_AHEAD; i++)
 		hot_table_prefetch(p->d.hot, p->sel[i]->c.slot);
 	for (size_t i = 0; i < n; i++) {
+		int st = p->status[i], target = p->nodes[i];
+
 		if (i + SETTLE_AHEAD < n)
 			hot_table_prefetch(p->d.hot, p->sel[i + SETTLE_AHEAD]->c.slot);
-		moved += settle_status(p, cfg, p->sel[i], p->status[i], p->nodes[i], p->sizes[i],
-				       can_defer, now);
+		/* Nearly every page arrives: that case skips settle_status()'s call. */
+		if (st == target) {
+			settle_moved(p, p->sel[i], target, p->sizes[i], now);
+			moved++;
+		} else {
+			moved += settle_status(p, cfg, p->sel[i], st, target, p->sizes[i],
+					       can_defer, now);
+		}
 	}
 	flush_promoted(p);
 	return moved;
@@ -662,6 +677,7 @@ static long select_slow(struct promoter *p, const struct pghotd_config *cfg,
 		return q;
 	}
 	p->memo_valid = false;
+	refresh_free_once(p, cfg); /* once per interval: pick_target() judges room by it */
 	for (size_t i = 0; i < n; i++) {
 		int where = -1, target;
 
@@ -810,23 +826,32 @@ struct pid_memo {
 	pid_t pid;
 };
 
+/* Resolves c's process to memo (a new run of pages); false, after settling c, when the
+ * process is gone. */
+static bool memo_resolve(struct promoter *p, const struct hot_candidate *c, struct pid_memo *memo,
+			 uint64_t now)
+{
+	if (procs_pid(p->d.procs, c->proc, &memo->pid) < 0) {
+		memo->proc = 0;
+		fail(p, &(struct work_item){.c = *c}, FAIL_NOPROC, HOT_DROP, now);
+		return false;
+	}
+	memo->proc = c->proc;
+	return true;
+}
+
 /* Appends candidate c (popped in place, or a deferred page with its retries) to the work
  * array with its process's pid, or settles it if the process is gone. Pages of one process
  * come in runs: one lookup per run. */
-static void work_add(struct promoter *p, const struct hot_candidate *c, uint16_t retries,
-		     struct pid_memo *memo, uint64_t now)
+static inline void work_add(struct promoter *p, const struct hot_candidate *c, uint16_t retries,
+			    struct pid_memo *memo, uint64_t now)
 {
 	struct work_item *w = &p->work[p->nr_work];
 
-	if (c->proc != memo->proc) {
-		if (procs_pid(p->d.procs, c->proc, &memo->pid) < 0) {
-			memo->proc = 0;
-			fail(p, &(struct work_item){.c = *c}, FAIL_NOPROC, HOT_DROP, now);
-			return;
-		}
-		memo->proc = c->proc;
-	}
-	w->c = *c;
+	if (c->proc != memo->proc && !memo_resolve(p, c, memo, now))
+		return;
+	if (&w->c != c) /* popped in place and nothing dropped before it: already there */
+		w->c = *c;
 	w->pid = memo->pid;
 	w->seq = (uint32_t)p->nr_work;
 	w->group = 0;
