@@ -879,7 +879,7 @@ static int region_mark(struct abit *a, struct abit_region *g)
  * nothing about idleness, so it does not count towards the back-off. Only slow pages count:
  * the pace serves promotion, and a fast page's idle time needs no close watch. */
 static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_tracked,
-			 uint64_t round)
+			 uint64_t round, uint16_t max_interval)
 {
 	uint32_t tracked = g->ntracked - g->nfast;
 
@@ -901,7 +901,22 @@ static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_
 			g->idle_scans = 0;
 		}
 	}
+	if (g->interval > max_interval)
+		g->interval = max_interval;
 	g->next_round = round + g->interval;
+}
+
+/* Most rounds between scans of a region that holds pages of a fast node watched for
+ * demotion: a quarter of the idle time that makes a page cold, so ages are known to that
+ * precision and the region's cold pages are offered again within the time the promoter
+ * trusts an offer (config_demotion_trust_ms()). Such a region has no slow page to back off
+ * for, and would otherwise be seen once in ABIT_MAX_INTERVAL rounds, offering few pages. */
+static uint16_t fast_max_interval(const struct abit *a)
+{
+	unsigned round_ms = a->cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP;
+	unsigned n = round_ms ? config_demotion_idle_ms(a->cfg) / 4 / round_ms : 1;
+
+	return n < 1 ? 1 : n > ABIT_MAX_INTERVAL ? ABIT_MAX_INTERVAL : (uint16_t)n;
 }
 
 static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *g, int fd)
@@ -927,7 +942,8 @@ static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *
 	r = region_mark(a, g);
 	if (r < 0)
 		return r;
-	region_adapt(g, accessed, had_tracked, a->round);
+	region_adapt(g, accessed, had_tracked, a->round,
+		     g->nfast ? fast_max_interval(a) : ABIT_MAX_INTERVAL);
 	g->seen = g->seen || accessed;
 	return 0;
 }

@@ -14,7 +14,8 @@
  * without accesses for ABIT_BACKOFF_SCANS scans goes back to once per scan interval
  * (ABIT_HOT_SPEEDUP rounds), and after
  * ABIT_BACKOFF_SCANS such scans doubles its interval, up to ABIT_MAX_INTERVAL rounds, so the
- * scan follows the heat. A token bucket holds the pagemap entries looked at to
+ * scan follows the heat; a region holding pages of a fast node watched for demotion backs off
+ * to a quarter of the demotion idle time at most, so its cold pages keep being offered. A token bucket holds the pagemap entries looked at to
  * sources.abit.max_pages_per_sec; regions the budget cannot pay for stay due and are served
  * first next round. Processes and their VMAs are re-read every ABIT_REFRESH_ROUNDS rounds,
  * after a reload, and in any round where the procfs root lists a new pid (one readdir per

@@ -158,6 +158,18 @@ static inline unsigned config_demotion_idle_ms(const struct pghotd_config *cfg)
 								      : cfg->promotion.cooldown_ms;
 }
 
+/* How long a demotion candidate is trusted after the scan round that found it (stamped with
+ * the round's start): a quarter of the idle time, but never less than two scan intervals, so
+ * one round's offers last until the next round can renew them (a round may take most of an
+ * interval). */
+static inline unsigned config_demotion_trust_ms(const struct pghotd_config *cfg)
+{
+	unsigned quarter = config_demotion_idle_ms(cfg) / 4;
+	unsigned rounds = 2 * cfg->sources.abit.scan_interval_ms;
+
+	return quarter > rounds ? quarter : rounds;
+}
+
 const char *source_mode_name(enum source_mode m);
 const char *target_mode_name(enum target_mode m);
 const char *abit_mode_name(enum abit_mode m);

@@ -57,7 +57,7 @@ struct work_item {
 	pid_t pid;
 	uint32_t seq;	  /* arrival order this interval: deferred pages first, then the queue */
 	uint32_t group;	  /* seq of the first page of the same process */
-	uint16_t retries; /* -EBUSY outcomes so far */
+	uint16_t retries; /* -EBUSY outcomes, and intervals waited for an exchange, so far */
 };
 
 struct interval_tally {
@@ -370,17 +370,19 @@ static int preferred_target(struct promoter *p, const struct pghotd_config *cfg,
 }
 
 /* A hot page found every target full: its preferred node asks demotion for its room (an
- * exchange), served at the next interval's demote(). */
-static void want_room(struct promoter *p, const struct pghotd_config *cfg,
+ * exchange), served at the next interval's demote(). False when there is no one to ask. */
+static bool want_room(struct promoter *p, const struct pghotd_config *cfg,
 		      const struct work_item *it, int where)
 {
 	int n;
 
 	if (!p->d.cold || !cfg->demotion.enabled)
-		return;
+		return false;
 	n = preferred_target(p, cfg, it->c.node, where);
-	if (n >= 0 && n < TOPO_MAX_NODES)
-		p->room_wanted[n] += it->c.size == HOT_SIZE_HUGE ? p->huge_page : p->base_page;
+	if (n < 0 || n >= TOPO_MAX_NODES)
+		return false;
+	p->room_wanted[n] += it->c.size == HOT_SIZE_HUGE ? p->huge_page : p->base_page;
+	return true;
 }
 
 static void pause_node(struct promoter *p, int node)
@@ -692,10 +694,17 @@ static long select_slow(struct promoter *p, const struct pghotd_config *cfg,
 		if (p->exchanging && target >= 0 && !book_room(p, cfg, target, &items[i]))
 			target = -1;
 		if (target < 0) {
-			/* Every target is full or paused: give the page back to counting, and ask
-			 * demotion for room. */
-			want_room(p, cfg, &items[i], where);
-			settle(p, &items[i], HOT_RETRY, now);
+			/* Every target is full or paused: ask demotion for room. The page waits on
+			 * the deferred list for the next interval, whose demote() makes that room
+			 * first, up to max_retries intervals; with no one to ask, or waited out,
+			 * it goes back to counting. */
+			if (want_room(p, cfg, &items[i], where) &&
+			    items[i].retries < cfg->promotion.max_retries) {
+				items[i].retries++;
+				defer(p, &items[i]);
+			} else {
+				settle(p, &items[i], HOT_RETRY, now);
+			}
 			continue;
 		}
 		p->sel[k] = &items[i];
@@ -1088,7 +1097,7 @@ static bool take_cold(struct promoter *p, const struct pghotd_config *cfg, int n
 		max = paid ? paid : 1;
 	if (max > PROMOTER_WORK_MAX)
 		max = PROMOTER_WORK_MAX;
-	got = cold_list_take(p->d.cold, n, now, config_demotion_idle_ms(cfg) / 4, p->cold, max);
+	got = cold_list_take(p->d.cold, n, now, config_demotion_trust_ms(cfg), p->cold, max);
 	for (; k < got && bytes < need; k++) {
 		const struct cold_page *c = &p->cold[k];
 
@@ -1132,7 +1141,7 @@ static void demote_node(struct promoter *p, const struct pghotd_config *cfg, int
 	enough = take_cold(p, cfg, n, need, now);
 	/* The list ran short: let the source offer again what it offered before, at most once
 	 * per stale age (an offer older than that is dropped anyway). */
-	if (!enough && now - p->last_reoffer >= config_demotion_idle_ms(cfg) / 4) {
+	if (!enough && now - p->last_reoffer >= config_demotion_trust_ms(cfg)) {
 		cold_list_reoffer(p->d.cold);
 		p->last_reoffer = now;
 	}

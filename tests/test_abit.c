@@ -730,6 +730,34 @@ static void test_fast_pages_appearing_do_not_quicken_the_scans_of_their_region(v
 	assert_true(abit_region_interval(f->a, 100, VA) > ABIT_HOT_SPEEDUP);
 }
 
+static void test_region_of_watched_fast_pages_is_seen_every_quarter_idle_time(void **state)
+{
+	struct fx *f = *state;
+	/* Idle time 16 scan intervals: a quarter is 4 intervals, 8 rounds of half an interval
+	 * (without the cap the region would back off to ABIT_MAX_INTERVAL rounds). */
+	const uint16_t cap = 8;
+	size_t offered = 0;
+	struct cold_page c;
+
+	assert_int_equal(cold_list_new(64, &f->cold), 0);
+	f->cfg->demotion.min_idle_ms = 16 * f->cfg->sources.abit.scan_interval_ms;
+	f->cfg->promotion.cooldown_ms = f->cfg->demotion.min_idle_ms;
+	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_map(f, 100, VA, 100, LRU); /* one fast page, never used: nothing slow to speed up for */
+	fx_new_abit(f);
+	cold_list_want(f->cold, 1);
+	for (int r = 0; r < 8 * ABIT_MAX_INTERVAL; r++) {
+		assert_true(fx_round(f) >= 0);
+		assert_true(abit_region_interval(f->a, 100, VA) <= cap);
+		/* Each offer taken and not moved, and re-offered: it comes at each scan. */
+		offered += cold_list_take(f->cold, 0, f->clock_ns / 1000000, UINT32_MAX, &c, 1);
+		cold_list_reoffer(f->cold);
+	}
+	assert_int_equal(abit_region_interval(f->a, 100, VA), cap);
+	/* Cold after 32 rounds, then offered at every scan: one in cap rounds. */
+	assert_true(offered >= (8 * ABIT_MAX_INTERVAL - 32) / cap - 1);
+}
+
 static void test_thp_head_on_a_fast_node_is_offered_as_huge(void **state)
 {
 	struct fx *f = *state;
@@ -1552,6 +1580,7 @@ int main(void)
 	    FX(test_access_restarts_the_idle_time_and_a_new_epoch_offers_again),
 	    FX(test_longer_promotion_cooldown_holds_the_offer_back),
 	    FX(test_fast_pages_appearing_do_not_quicken_the_scans_of_their_region),
+	    FX(test_region_of_watched_fast_pages_is_seen_every_quarter_idle_time),
 	    FX(test_thp_head_on_a_fast_node_is_offered_as_huge),
 	    FX(test_fast_pages_the_scan_finds_cold_are_demoted_by_the_promoter),
 	    FX(test_fast_pages_stop_being_tracked_when_the_node_is_no_longer_watched),

@@ -1125,19 +1125,19 @@ static void full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page(void 
 	x->fake.free_pct[1] = 5;
 	for (int i = 0; i < 5; i++)
 		cold_page(x, 0x100000 + i * BASE, 0, 100 + i * 10); /* lower address: colder */
-	/* The hot page finds node 0 (its accessing node) and node 1 full: handed back, and
-	 * node 0 is watched. */
+	/* The hot page finds node 0 (its accessing node) and node 1 full: it waits on the
+	 * deferred list, and node 0 is watched. */
 	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
 	assert_int_equal(run(x), 0);
 	assert_int_equal(x->fake.calls, 0);
 	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 0);
+	assert_int_equal(promoter_deferred(x->p), 1);
 	assert_true(cold_list_wanted(x->cold) & 1);
 
 	/* Next interval: as much goes down as the page needs (one page, the coldest), and the
-	 * page, queued again, comes up although node 0 stays short (6% free): a trade. A second
-	 * hot page finds no room left. */
+	 * waiting page comes up although node 0 stays short (6% free): a trade, without the
+	 * source having to find the page again. A second hot page finds no room left. */
 	x->fake.now += 100;
-	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
 	assert_int_equal(hot(x, x->self, 0x2000, 0), 1);
 	assert_int_equal(run(x), 1);
 	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 1);
@@ -1150,7 +1150,6 @@ static void full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page(void 
 
 	/* The interval after: the second page's room, then the page. */
 	x->fake.now += 100;
-	assert_int_equal(hot(x, x->self, 0x2000, 0), 1);
 	assert_int_equal(run(x), 1);
 	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 2);
 	assert_int_equal(node_of(x, 0x101000), SLOW);
@@ -1164,6 +1163,7 @@ static void exchange_room_lapses_when_its_hot_page_does_not_come(void **state)
 
 	with_cold(x);
 	x->cfg->sources.abit.scan_interval_ms = 1000; /* room kept 2 s */
+	x->cfg->promotion.max_retries = 0; /* the page goes back to counting, does not wait */
 	x->fake.free_pct[0] = 5;
 	x->fake.free_pct[1] = 5;
 	cold_page(x, 0x100000, 0, 100);
@@ -1176,6 +1176,25 @@ static void exchange_room_lapses_when_its_hot_page_does_not_come(void **state)
 	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
 	assert_int_equal(run(x), 0); /* too late: node 0 is short again for it */
 	assert_int_equal(promoted_to(x, 0), 0);
+}
+
+static void hot_page_waits_max_retries_intervals_for_room_then_goes_back(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x); /* and no cold page to trade */
+	x->cfg->promotion.max_retries = 2;
+	x->fake.free_pct[0] = 5;
+	x->fake.free_pct[1] = 5;
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(run(x), 0);
+		assert_int_equal(promoter_deferred(x->p), i < 2 ? 1 : 0);
+		x->fake.now += 100;
+	}
+	/* Back to counting: the source can queue it again. */
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(x->fake.calls, 0);
 }
 
 static void node_under_its_free_target_sheds_the_shortfall_coldest_first(void **state)
@@ -1199,6 +1218,30 @@ static void node_under_its_free_target_sheds_the_shortfall_coldest_first(void **
 	assert_int_equal(run(x), 0);
 	assert_int_equal(demoted(x, 0, DEMOTE_FREE_TARGET), 4);
 	assert_int_equal(cold_list_len(x->cold), 4);
+}
+
+static void offer_is_trusted_two_scan_intervals_under_a_short_idle_time(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->demotion.min_idle_ms = 4000; /* a quarter: 1 s, less than a scan interval... */
+	x->cfg->promotion.cooldown_ms = 4000;
+	x->cfg->sources.abit.scan_interval_ms = 1500; /* ...whose rounds stamp their offers */
+	x->cfg->demotion.free_target_percent = 20;
+	x->fake.free_pct[0] = 18;
+	cold_page(x, 0x200000, 0, 100);
+	cold_page(x, 0x201000, 0, 100);
+	x->fake.now += 2900; /* under two intervals after the round that offered them */
+	assert_int_equal(run(x), 0);
+	assert_int_equal(demoted(x, 0, DEMOTE_FREE_TARGET), 2);
+	/* Older than two intervals: dropped as stale, although the node is short again. */
+	cold_page(x, 0x202000, 0, 100);
+	x->fake.free_pct[0] = 16; /* with the 2 pages moved out: 2 short */
+	x->fake.now += 3100;
+	assert_int_equal(run(x), 0);
+	assert_int_equal(demoted(x, 0, DEMOTE_FREE_TARGET), 2);
+	assert_int_equal(cold_list_len(x->cold), 0);
 }
 
 static void node_with_room_demotes_nothing_and_is_not_watched(void **state)
@@ -1499,8 +1542,10 @@ int main(void)
 	    T(kick_wakes_the_thread_before_the_interval),
 	    T(kick_if_full_waits_for_the_mark),
 	    T(full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page),
+	    T(hot_page_waits_max_retries_intervals_for_room_then_goes_back),
 	    T(exchange_room_lapses_when_its_hot_page_does_not_come),
 	    T(node_under_its_free_target_sheds_the_shortfall_coldest_first),
+	    T(offer_is_trusted_two_scan_intervals_under_a_short_idle_time),
 	    T(node_with_room_demotes_nothing_and_is_not_watched),
 	    T(disabled_demotion_moves_nothing_and_watches_nothing),
 	    T(dry_run_decides_demotions_and_moves_nothing),

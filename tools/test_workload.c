@@ -117,6 +117,36 @@ static void count_splits_pages_on_the_node_into_hot_and_cold(void **state)
 	assert_int_equal(c, 0);
 }
 
+static void track_counts_moves_per_page_and_hot_demotions(void **state)
+{
+	bool hot[] = {true, true, false, false};
+	int8_t last[4];
+	uint8_t moves[4] = {0};
+	struct wl_moves m = {0};
+	int s0[] = {1, 1, 0, -14};   /* placed: two hot and one cold page; one not present */
+	int s1[] = {0, 1, 1, 0};     /* hot 0 promoted, cold 2 demoted, page 3 appears */
+	int s2[] = {1, -2, 1, 0};    /* hot 0 demoted again; page 1 unknown this time */
+	int s3[] = {0, 0, 1, 0};     /* hot 0 promoted a second time, hot 1 promoted */
+
+	(void)state;
+	memset(last, -1, sizeof(last));
+	wl_track(s0, hot, 4, 0, last, moves, &m);
+	assert_int_equal(m.total, 0);
+	wl_track(s1, hot, 4, 0, last, moves, &m);
+	assert_int_equal(m.total, 2);
+	assert_int_equal(m.moved, 2);
+	assert_int_equal(m.hot_demoted, 0); /* the cold page's demotion does not count */
+	wl_track(s2, hot, 4, 0, last, moves, &m);
+	assert_int_equal(m.hot_demoted, 1);
+	wl_track(s3, hot, 4, 0, last, moves, &m);
+	assert_int_equal(m.total, 5);
+	assert_int_equal(m.moved, 3);
+	assert_int_equal(m.max, 3);
+	assert_int_equal(moves[0], 3);
+	assert_int_equal(moves[1], 1); /* the unknown sample kept its node */
+	assert_int_equal(moves[3], 0); /* first seen in s1: no move */
+}
+
 static void random_unit_stays_in_the_half_open_interval(void **state)
 {
 	(void)state;
@@ -143,6 +173,7 @@ int main(void)
 	    cmocka_unit_test(zipf_with_exponent_zero_is_uniform),
 	    cmocka_unit_test(zipf_rank_of_the_ends_of_the_unit_interval),
 	    cmocka_unit_test(count_splits_pages_on_the_node_into_hot_and_cold),
+	    cmocka_unit_test(track_counts_moves_per_page_and_hot_demotions),
 	    cmocka_unit_test(random_unit_stays_in_the_half_open_interval),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,7 +14,10 @@
  *
  * Output: a TSV time series (seconds, hot pages on the fast node, cold pages on the fast node,
  * accesses, phase) from move_pages(2) in query mode every --interval seconds, and one summary
- * line on stdout that scenario scripts parse. Pages are counted in 4 KiB pages.
+ * line on stdout that scenario scripts parse. Pages are counted in 4 KiB pages. Each sample
+ * also counts the page moves it sees (a page on another node than at the last sample):
+ * pages moved, moves, the most moves of one page, and hot pages that left the fast node.
+ * --hot-fraction 0 accesses nothing after placement: a cold ballast whose moves are counted.
  *
  * Threads: --thread-cpus 0,1 runs the accesses in one thread per listed CPU, each pinned to
  * its CPU and hammering its own contiguous share of the hot set (thread i: hot units
@@ -94,6 +97,9 @@ struct wl {
 	double *zipf_cdf;
 	void **addrs;
 	int *status;
+	int8_t *last;	/* node of each page at the last sample (-1 none yet), for wl_track */
+	uint8_t *moves; /* moves seen per page */
+	struct wl_moves seen;
 	uint64_t rng;
 	uint64_t accesses;
 	int phase;
@@ -170,15 +176,19 @@ static int wl_alloc(struct wl *w)
 	w->page_per_unit = w->o.thp ? HUGE_PAGE / PAGE : 1;
 	w->nunits = w->npages / w->page_per_unit;
 	w->nhot = (size_t)(w->o.hot_fraction * (double)w->nunits + 0.5);
-	if (w->nhot == 0)
+	if (w->nhot == 0 && w->o.hot_fraction > 0)
 		w->nhot = 1;
 	w->order = calloc(w->nunits, sizeof(*w->order));
 	w->hot_page = calloc(w->npages, sizeof(*w->hot_page));
 	w->zipf_cdf = calloc(w->nhot, sizeof(*w->zipf_cdf));
 	w->addrs = calloc(w->npages, sizeof(*w->addrs));
 	w->status = calloc(w->npages, sizeof(*w->status));
-	if (!w->order || !w->hot_page || !w->zipf_cdf || !w->addrs || !w->status)
+	w->last = malloc(w->npages * sizeof(*w->last));
+	w->moves = calloc(w->npages, sizeof(*w->moves));
+	if (!w->order || !w->hot_page || (w->nhot && !w->zipf_cdf) || !w->addrs || !w->status ||
+	    !w->last || !w->moves)
 		return -ENOMEM;
+	memset(w->last, -1, w->npages * sizeof(*w->last));
 	for (size_t i = 0; i < w->npages; i++)
 		w->addrs[i] = w->base + i * PAGE;
 	return 0;
@@ -367,8 +377,9 @@ static void wl_sample(struct wl *w, double t, bool show)
 		fprintf(stderr, "workload: move_pages(query): %s\n", strerror(-err));
 		return;
 	}
+	wl_track(w->status, w->hot_page, w->npages, w->o.fast_node, w->last, w->moves, &w->seen);
 	wl_count_on(w, w->o.fast_node, &hot, &cold);
-	if (w->t95[w->phase] < 0 && (double)hot >= 0.95 * (double)nhot_pages)
+	if (w->t95[w->phase] < 0 && nhot_pages && (double)hot >= 0.95 * (double)nhot_pages)
 		w->t95[w->phase] = t - w->phase_start;
 	if (w->out)
 		fprintf(w->out, "%.2f\t%zu\t%zu\t%llu\t%d\n", t, hot, cold,
@@ -378,7 +389,7 @@ static void wl_sample(struct wl *w, double t, bool show)
 			"workload: %6.1f s  hot on node %d: %zu/%zu (%.1f%%)  cold on node %d: %zu "
 			" accesses: %llu\n",
 			t, w->o.fast_node, hot, nhot_pages,
-			100.0 * (double)hot / (double)nhot_pages, w->o.fast_node, cold,
+			nhot_pages ? 100.0 * (double)hot / (double)nhot_pages : 0.0, w->o.fast_node, cold,
 			(unsigned long long)wl_accesses(w));
 }
 
@@ -400,10 +411,11 @@ static void wl_loop(struct wl *w)
 	wl_sample(w, 0, w->o.progress);
 	next_sample = w->o.interval_s;
 	while (!stop_requested && t < w->o.duration_s) {
-		if (w->o.nthreads) {
+		if (w->o.nthreads || w->nhot == 0) {
 			struct timespec ms = {0, 1000000};
 
-			nanosleep(&ms, NULL); /* the threads access; this one samples */
+			/* The threads access, or nothing does (a ballast); this one samples. */
+			nanosleep(&ms, NULL);
 		} else {
 			for (int i = 0; i < batch; i++)
 				wl_touch_hot(w);
@@ -476,10 +488,12 @@ static void wl_summary(struct wl *w, size_t start_on_slow)
 	wl_count_on(w, w->o.fast_node, &hot, &cold);
 	printf(
 	    "workload: pages=%zu hot_pages=%zu start_on_slow=%zu hot_on_fast=%zu cold_on_fast=%zu"
-	    " hot_fast_fraction=%.4f cold_moved_fraction=%.4f accesses=%llu thp_kib=%lu",
-	    w->npages, nhot_pages, start_on_slow, hot, cold, (double)hot / (double)nhot_pages,
+	    " hot_fast_fraction=%.4f cold_moved_fraction=%.4f accesses=%llu thp_kib=%lu"
+	    " pages_moved=%zu moves=%zu moves_max=%u hot_demoted=%zu",
+	    w->npages, nhot_pages, start_on_slow, hot, cold,
+	    nhot_pages ? (double)hot / (double)nhot_pages : 0.0,
 	    ncold ? (double)cold / (double)ncold : 0.0, (unsigned long long)wl_accesses(w),
-	    wl_thp_kib(w));
+	    wl_thp_kib(w), w->seen.moved, w->seen.total, w->seen.max, w->seen.hot_demoted);
 	for (int p = 0; p <= (w->o.phase_change_s > 0 ? 1 : 0); p++) {
 		if (w->t95[p] >= 0)
 			printf(" t95_hot%s=%.2f", p ? "_phase2" : "", w->t95[p]);
@@ -500,7 +514,8 @@ static void wl_usage(FILE *f)
 	    "Places a buffer on the slow node, accesses a hot set of it and records page "
 	    "placement.\n\n"
 	    "  -s, --size-mib N        buffer size in MiB (64)\n"
-	    "  -f, --hot-fraction F    fraction of the buffer that is hot, 0 < F <= 1 (0.1)\n"
+	    "  -f, --hot-fraction F    fraction of the buffer that is hot, 0 <= F <= 1 (0.1); with 0\n"
+	    "                          nothing is accessed after placement (a cold ballast)\n"
 	    "  -p, --pattern P         uniform or zipf (uniform)\n"
 	    "      --zipf-s S          Zipf exponent (1.0)\n"
 	    "      --phase-change T    move the hot set after T seconds (never)\n"
@@ -519,7 +534,9 @@ static void wl_usage(FILE *f)
 	    "      --thread-cpus LIST  access from one thread per CPU of LIST (0,1), each on its\n"
 	    "                          own contiguous share of the hot set (uniform only)\n"
 	    "Summary line on stdout: workload: pages= hot_pages= start_on_slow= hot_on_fast=\n"
-	    "cold_on_fast= hot_fast_fraction= cold_moved_fraction= accesses= thp_kib= t95_hot=\n"
+	    "cold_on_fast= hot_fast_fraction= cold_moved_fraction= accesses= thp_kib=\n"
+	    "pages_moved= moves= moves_max= hot_demoted= (page moves seen between samples)\n"
+	    "t95_hot=\n"
 	    "[thread_nodes=N,.. thread_own_fraction=F,..]\n");
 }
 
@@ -580,7 +597,7 @@ static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
 		o->size_mib = (unsigned long)v;
 		return 0;
 	case 'f':
-		return wl_parse_double(arg, 1e-6, 1, &o->hot_fraction);
+		return wl_parse_double(arg, 0, 1, &o->hot_fraction);
 	case 'p':
 		if (!strcmp(arg, "uniform"))
 			o->pattern = PAT_UNIFORM;
@@ -739,7 +756,8 @@ int main(int argc, char **argv)
 	}
 	w.rng = w.o.seed;
 	wl_shuffle(w.order, w.nunits, &w.rng);
-	wl_zipf_build(w.zipf_cdf, w.nhot, w.o.zipf_s);
+	if (w.nhot)
+		wl_zipf_build(w.zipf_cdf, w.nhot, w.o.zipf_s);
 	wl_mark_phase(&w, 0);
 	if (wl_place(&w) < 0 || wl_query(&w) < 0)
 		return 1;

@@ -73,3 +73,26 @@ void wl_count(const int *status, const bool *hot_page, size_t n, int node, size_
 	*hot = h;
 	*cold = c;
 }
+
+void wl_track(const int *status, const bool *hot_page, size_t n, int fast, int8_t *last,
+	      uint8_t *moves, struct wl_moves *m)
+{
+	for (size_t i = 0; i < n; i++) {
+		int s = status[i];
+
+		if (s < 0 || s > INT8_MAX)
+			continue;
+		if (last[i] >= 0 && last[i] != s) {
+			if (moves[i] == 0)
+				m->moved++;
+			if (moves[i] < UINT8_MAX)
+				moves[i]++;
+			if (moves[i] > m->max)
+				m->max = moves[i];
+			m->total++;
+			if (hot_page[i] && last[i] == fast)
+				m->hot_demoted++;
+		}
+		last[i] = (int8_t)s;
+	}
+}

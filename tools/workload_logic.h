@@ -26,4 +26,19 @@ size_t wl_hot_unit(const size_t *order, size_t nunits, size_t nhot, int phase, s
 void wl_count(const int *status, const bool *hot_page, size_t n, int node, size_t *hot,
 	      size_t *cold);
 
+/* Page moves seen between placement samples: a page's node in this sample against the last
+ * (last[i] < 0: none known yet). */
+struct wl_moves {
+	size_t moved;	    /* pages seen moving at least once */
+	size_t total;	    /* moves seen, all pages */
+	unsigned max;	    /* moves seen of the page that moved most */
+	size_t hot_demoted; /* hot pages seen leaving the fast node */
+};
+
+/* Takes one sample: status[0..n) (move_pages(2) query: node, or negative errno for a page not
+ * present, which keeps its last node) against last[], which it updates; counts in moves[]
+ * (saturating at 255) and m. A hot page (hot_page[i]) leaving node fast counts as demoted. */
+void wl_track(const int *status, const bool *hot_page, size_t n, int fast, int8_t *last,
+	      uint8_t *moves, struct wl_moves *m);
+
 #endif

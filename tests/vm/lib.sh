@@ -8,9 +8,10 @@ vm_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # vm_fail MSG: prints "<scenario>: FAIL: MSG" and exits 1.
 vm_fail() { echo "$(basename "$0"): FAIL: $*" >&2; exit 1; }
 
-# vm_summary DIR KEY: a value of the workload's summary line in DIR/workload.out.
+# vm_summary DIR KEY [FILE]: a value of the workload's summary line in DIR/FILE
+# (workload.out).
 vm_summary() {
-	grep '^workload: pages=' "$1/workload.out" 2>/dev/null | tail -1 |
+	grep '^workload: pages=' "$1/${3:-workload.out}" 2>/dev/null | tail -1 |
 		sed -n "s/.* $2=\([^ ]*\).*/\1/p"
 }
 
