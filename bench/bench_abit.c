@@ -14,7 +14,12 @@
  * are exactly the hot set (with --thp: one event per hot THP, at its head). Exit 1 on
  * failure, printing the first differences.
  *
- * Usage: bench_abit [--size-mib N] [--reps N] [--hotset [--thp] [--rounds N]] */
+ * Demotion's share (--watch-fast): the buffer's second half is placed on the first fast node
+ * instead, and that node is watched for demotion (a cold list wanting it), so every round also
+ * tracks the idle ages of those fast pages: the ratio then includes the work demotion adds
+ * (the fast pages' I/O is recorded and replayed like the slow pages').
+ *
+ * Usage: bench_abit [--size-mib N] [--reps N] [--watch-fast] [--hotset [--thp] [--rounds N]] */
 #include <errno.h>
 #include <fcntl.h>
 #include <numa.h>
@@ -29,6 +34,7 @@
 #include <unistd.h>
 
 #include "src/abit_idle.h"
+#include "src/cold_list.h"
 #include "src/config.h"
 #include "src/idle_bitmap.h"
 #include "src/log.h"
@@ -52,6 +58,8 @@ struct bench {
 	size_t size, npages;
 	char *buf;
 	bool thp;
+	int fast;		/* --watch-fast: the second half's node, else -1 */
+	struct cold_list *cold; /* --watch-fast: wants node fast */
 	struct topology *topo;
 	struct pghotd_config *cfg;
 	struct stats stats;
@@ -141,10 +149,12 @@ static int skip(const char *why)
 	return 0;
 }
 
-/* Maps and faults in the buffer on node; THP or base pages as asked. */
+/* Maps and faults in the buffer on node (its second half on b->fast when that is >= 0); THP
+ * or base pages as asked. */
 static int place(struct bench *b, int node)
 {
-	unsigned long mask = 1ul << node;
+	unsigned long mask = 1ul << node, fmask = b->fast >= 0 ? 1ul << b->fast : 0;
+	size_t half = b->size / 2 / HUGE * HUGE;
 	char *raw =
 	    mmap(NULL, b->size + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -154,6 +164,8 @@ static int place(struct bench *b, int node)
 	if (madvise(b->buf, b->size, b->thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) < 0)
 		return -errno;
 	if (mbind(b->buf, b->size, MPOL_BIND, &mask, sizeof(mask) * 8, 0) < 0)
+		return -errno;
+	if (fmask && mbind(b->buf + half, b->size - half, MPOL_BIND, &fmask, sizeof(fmask) * 8, 0) < 0)
 		return -errno;
 	memset(b->buf, 1, b->size);
 	/* The last pages faulted in wait in a per-CPU batch before they join an LRU list, and
@@ -207,11 +219,20 @@ static int setup(struct bench *b, struct idle_io_ops *ops)
 	ops->ctx = b;
 	r = config_load_string("processes: { include_comm = [\"bench_abit\"]; };\n"
 			       "sources: { abit: { scan_interval_ms = 10;"
-			       " max_pages_per_sec = 67108864; }; };",
+			       " max_pages_per_sec = 67108864; }; };\n"
+			       "promotion: { cooldown_ms = 1000; };\n"
+			       "demotion: { min_idle_ms = 1000; };",
 			       "bench", &b->cfg, &errs);
 
 	if (r < 0)
 		return r;
+	if (b->fast >= 0) {
+		r = cold_list_new(4096, &b->cold);
+		if (r < 0)
+			return r;
+		cold_list_want(b->cold, UINT64_C(1) << b->fast);
+		d.cold = b->cold;
+	}
 	b->cfg->topo = b->topo;
 	stats_init(&b->stats, b->topo->nr_nodes);
 	return abit_new(&d, &b->a);
@@ -385,9 +406,9 @@ static int hotset_check(struct bench *b, int rounds)
 
 int main(int argc, char **argv)
 {
-	struct bench b = {.size = 256u << 20};
+	struct bench b = {.size = 256u << 20, .fast = -1};
 	struct idle_io_ops ops;
-	bool hotset = false;
+	bool hotset = false, watch_fast = false;
 	int reps = 7, rounds = 4, slow = -1, r;
 
 	for (int i = 1; i < argc; i++) {
@@ -401,9 +422,11 @@ int main(int argc, char **argv)
 			hotset = true;
 		else if (!strcmp(argv[i], "--thp"))
 			b.thp = true;
+		else if (!strcmp(argv[i], "--watch-fast"))
+			watch_fast = true;
 		else {
 			fprintf(stderr,
-				"usage: %s [--size-mib N] [--reps N] [--hotset [--thp] "
+				"usage: %s [--size-mib N] [--reps N] [--watch-fast] [--hotset [--thp] "
 				"[--rounds N]]\n",
 				argv[0]);
 			return 2;
@@ -422,6 +445,11 @@ int main(int argc, char **argv)
 			slow = n;
 	if (slow < 0)
 		return skip("no slow memory node");
+	for (int n = 0; watch_fast && n < b.topo->nr_nodes && b.fast < 0; n++)
+		if (topology_node_is_fast(b.topo, n))
+			b.fast = n;
+	if (watch_fast && b.fast < 0)
+		return skip("no fast memory node");
 	b.seen = calloc(b.npages, 1);
 	r = b.seen ? place(&b, slow) : -ENOMEM;
 	if (r < 0) {
@@ -431,6 +459,9 @@ int main(int argc, char **argv)
 	}
 	printf("buffer: %zu MiB, %zu of %zu pages on slow node %d\n", b.size >> 20,
 	       count_on_node(&b, slow), b.npages, slow);
+	if (b.fast >= 0)
+		printf("watched for demotion: %zu pages on fast node %d\n", count_on_node(&b, b.fast),
+		       b.fast);
 	if (setup(&b, &ops) < 0)
 		return skip("the abit source is unavailable (see the log line above)");
 	r = abit_round(b.a, b.cfg); /* learn the buffer: marks it, reports nothing */
@@ -441,6 +472,7 @@ int main(int argc, char **argv)
 	b.nev = b.nev_outside = 0;
 	r = hotset ? hotset_check(&b, rounds) : bench_cost(&b, reps);
 	abit_free(b.a);
+	cold_list_free(b.cold);
 	b.cfg->topo = NULL;
 	config_free(b.cfg);
 	topology_free(b.topo);
