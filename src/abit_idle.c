@@ -228,12 +228,16 @@ static void regions_free(struct abit_region *reg, size_t n)
 	free(reg);
 }
 
+static void proc_free(struct abit_proc *p)
+{
+	regions_free(p->reg, p->nreg);
+	abit_sampler_free(p->smp);
+}
+
 static void procs_free_all(struct abit_proc *p, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		regions_free(p[i].reg, p[i].nreg);
-		abit_sampler_free(p[i].smp);
-	}
+	for (size_t i = 0; i < n; i++)
+		proc_free(&p[i]);
 	free(p);
 }
 
@@ -518,23 +522,69 @@ static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
 	return 0;
 }
 
-/* True when the procfs root lists a pid the last refresh did not see: a new process should
- * be watched from this round on, not ABIT_REFRESH_ROUNDS later. One readdir, no file read. */
-static bool abit_new_pids(const struct abit *a)
+/* Watches the selected processes among pids[0..n) (sorted) that the last listing did not
+ * hold, from this round on rather than ABIT_REFRESH_ROUNDS later, and keeps that listing. The
+ * processes already watched are left as they are: with hundreds of them and processes coming
+ * and going all the time, a new pid costs its own reads, not a re-read of every watched
+ * process's maps. One readdir a round (a few getdents64 calls for hundreds of pids). Takes pids;
+ * -ENOMEM with nothing changed. */
+static int abit_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *pids, size_t n)
 {
-	pid_t *pids;
-	size_t n;
-	bool fresh = false;
+	struct abit_proc *add = NULL, *merged;
+	size_t nadd = 0, cap = 0, i, j, k;
+	int r;
 
-	if (list_pids(a->procfs_root, &pids, &n) < 0)
-		return false;
-	for (size_t i = 0, j = 0; i < n && !fresh; i++) {
+	for (i = 0, j = 0; i < n; i++) {
 		while (j < a->nlisted && a->listed[j] < pids[i])
 			j++;
-		fresh = j == a->nlisted || a->listed[j] != pids[i];
+		if ((j < a->nlisted && a->listed[j] == pids[i]) || !proc_selected(a, cfg, pids[i]))
+			continue;
+		if (nadd == cap) {
+			struct abit_proc *bigger;
+
+			cap = cap ? cap * 2 : 8;
+			bigger = realloc(add, cap * sizeof(*bigger));
+			if (!bigger)
+				goto nomem;
+			add = bigger;
+		}
+		memset(&add[nadd], 0, sizeof(add[nadd]));
+		r = proc_build(a, pids[i], NULL, &add[nadd]);
+		if (r == -ENOMEM)
+			goto nomem;
+		nadd += r == 0; /* other failures: exited, or not ours to read */
 	}
+	if (nadd) {
+		/* Both sorted by pid: merge, so procs_find() keeps working. A pid watched already
+		 * (gone from one listing and back) keeps its entry if it is the same process, and
+		 * takes the new one if the pid was reused. */
+		merged = calloc(a->nprocs + nadd, sizeof(*merged));
+		if (!merged)
+			goto nomem;
+		for (i = 0, j = 0, k = 0; i < a->nprocs || j < nadd;) {
+			if (j == nadd || (i < a->nprocs && a->procs[i].pid < add[j].pid))
+				merged[k++] = a->procs[i++];
+			else if (i < a->nprocs && a->procs[i].pid == add[j].pid &&
+				 a->procs[i].starttime == add[j].starttime)
+				proc_free(&add[j++]);
+			else if (i < a->nprocs && a->procs[i].pid == add[j].pid)
+				proc_free(&a->procs[i++]);
+			else
+				merged[k++] = add[j++];
+		}
+		free(a->procs);
+		a->procs = merged;
+		a->nprocs = k;
+	}
+	free(add);
+	free(a->listed);
+	a->listed = pids;
+	a->nlisted = n;
+	return 0;
+nomem:
+	procs_free_all(add, nadd);
 	free(pids);
-	return fresh;
+	return -ENOMEM;
 }
 
 static void abit_drop_gone(struct abit *a)
@@ -1146,11 +1196,15 @@ static void abit_configure_budget(struct abit *a, const struct pghotd_config *cf
 
 static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
 {
+	pid_t *pids;
+	size_t n;
 	int r;
 
 	if (a->refreshed && a->cfg_generation == cfg->generation &&
-	    a->round - a->last_refresh < ABIT_REFRESH_ROUNDS && !abit_new_pids(a))
-		return 0;
+	    a->round - a->last_refresh < ABIT_REFRESH_ROUNDS) {
+		r = list_pids(a->procfs_root, &pids, &n);
+		return r < 0 ? 0 : abit_add_new(a, cfg, pids, n);
+	}
 	r = abit_refresh(a, cfg);
 	if (r < 0)
 		return r;

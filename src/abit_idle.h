@@ -17,9 +17,10 @@
  * scan follows the heat; a region holding pages of a fast node watched for demotion backs off
  * to a quarter of the demotion idle time at most, so its cold pages keep being offered. A token bucket holds the pagemap entries looked at to
  * sources.abit.max_pages_per_sec; regions the budget cannot pay for stay due and are served
- * first next round. Processes and their VMAs are re-read every ABIT_REFRESH_ROUNDS rounds,
- * after a reload, and in any round where the procfs root lists a new pid (one readdir per
- * round), so a new process is watched from its first round.
+ * first next round. Processes and their VMAs are re-read every ABIT_REFRESH_ROUNDS rounds
+ * and after a reload; in the rounds between, one readdir of the procfs root finds the pids it
+ * did not list before, and only those are read and added, so a new process is watched from its
+ * first round without a re-read of every watched process.
  *
  * With sources.abit.mode = "regions" a round is preceded by ABIT_SAMPLES_PER_ROUND - 1 sampling
  * steps (abit_round runs one step per call, and every ABIT_SAMPLES_PER_ROUND-th call is also a

@@ -1272,6 +1272,34 @@ static void test_new_process_is_watched_from_the_next_round(void **state)
 	assert_int_equal(f->ev[f->nev - 1].pid, 200);
 }
 
+static void test_new_process_costs_its_own_reads_not_everyones(void **state)
+{
+	struct fx *f = *state;
+	char path[256];
+
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	/* The watched process's maps can no longer be read: a round that re-read every
+	 * process would lose it. */
+	fx_path(f, path, sizeof(path), "proc/100/maps");
+	assert_int_equal(unlink(path), 0);
+	fx_proc(f, 200, "late", 0, VA, VA + REGION);
+	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 2);
+	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+	/* Until the periodic re-read is due, the watched process keeps what it had. */
+	for (int r = 0; r < ABIT_REFRESH_ROUNDS - 3; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 2);
+	/* The periodic re-read reads everyone: the process without maps is dropped then. */
+	for (int r = 0; r < 3; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+}
+
 static void test_region_populated_late_is_scanned_every_round_again(void **state)
 {
 	struct fx *f = *state;
@@ -1567,6 +1595,7 @@ int main(void)
 	    FX(test_region_intervals_follow_the_accesses),
 	    FX(test_region_with_accesses_is_scanned_twice_per_interval),
 	    FX(test_new_process_is_watched_from_the_next_round),
+	    FX(test_new_process_costs_its_own_reads_not_everyones),
 	    FX(test_region_populated_late_is_scanned_every_round_again),
 	    FX(test_thread_runs_rounds_and_stops_promptly),
 	    FX(test_samples_are_marked_and_read_back_through_page_idle),
