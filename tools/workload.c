@@ -406,8 +406,10 @@ static void wl_loop(struct wl *w)
 {
 	double start = wl_now(), t = 0;
 	double next_sample = 0, next_sweep = w->o.cold_sweep_s, next_progress = 1.0;
-	/* Accesses between clock reads: about 10 ms worth when paced, so samples stay on time. */
-	int batch = w->o.rate > 0 && w->o.rate < 102400 ? 1 + (int)(w->o.rate / 100) : 1024;
+	/* Accesses between clock reads: about 100 ms worth when paced (samples stay on time
+	 * to a tenth of a second, and hundreds of paced processes wake ten times a second each,
+	 * not a hundred), 1024 when not. */
+	int batch = w->o.rate > 0 && w->o.rate < 10240 ? 1 + (int)(w->o.rate / 10) : 1024;
 	wl_sample(w, 0, w->o.progress);
 	next_sample = w->o.interval_s;
 	while (!stop_requested && t < w->o.duration_s) {
@@ -592,7 +594,7 @@ static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
 	double v;
 	switch (c) {
 	case 's':
-		if (wl_parse_double(arg, 2, 1 << 20, &v) < 0)
+		if (wl_parse_double(arg, 1, 1 << 20, &v) < 0)
 			return -EINVAL;
 		o->size_mib = (unsigned long)v;
 		return 0;
