@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -76,6 +77,10 @@ struct abit_proc {
 
 struct abit {
 	char *procfs_root, *sysfs_root;
+	/* abit_follow_arrivals(): the slow nodes' use (bytes) less pghotd's own demotions, at
+	 * its lowest since the last wake; known once read. */
+	uint64_t slow_used;
+	bool slow_used_known;
 	struct access_sink sink;
 	struct stats *stats;
 	const struct idle_io_ops *ops;
@@ -1194,6 +1199,46 @@ static void abit_configure_budget(struct abit *a, const struct pghotd_config *cf
 	}
 }
 
+/* Slow-tier use that grows by this many pages wakes every backed-off region. */
+#define ABIT_ARRIVAL_PAGES 256
+
+/* Pages that arrive on the slow tier (an operator's migratepages, the kernel's demotion, an
+ * allocation that fell back to a slow node) land in regions whose scans backed off while
+ * they held no slow page, and would be seen up to ABIT_MAX_INTERVAL rounds later. The slow
+ * nodes' use, read each round from their meminfo (less the bytes pghotd itself demoted), says
+ * when that happens: grown by ABIT_ARRIVAL_PAGES since its lowest reading, every region of
+ * every watched process is due at once, and the page budget paces the scan as ever. */
+static void abit_follow_arrivals(struct abit *a)
+{
+	const struct topology *t = a->cfg->topo;
+	uint64_t used = 0, total, free_b, own = a->stats ? stats_demoted_bytes_total(a->stats) : 0;
+
+	for (int n = 0; t && n < t->nr_nodes; n++) {
+		if (!t->node[n].present || !topology_node_is_slow(t, n))
+			continue;
+		if (topology_read_meminfo(t, n, &total, &free_b) < 0)
+			return; /* no reading this round: the back-off stands */
+		used += total > free_b ? total - free_b : 0;
+	}
+	if (!t)
+		return;
+	used = used > own ? used - own : 0;
+	if (!a->slow_used_known || used < a->slow_used) {
+		a->slow_used = used;
+		a->slow_used_known = true;
+		return;
+	}
+	if (used - a->slow_used < (uint64_t)ABIT_ARRIVAL_PAGES * PAGEMAP_PAGE_SIZE)
+		return;
+	log_debug("abit: %" PRIu64 " KiB more on the slow tier: every region scanned again",
+		  (used - a->slow_used) >> 10);
+	a->slow_used = used;
+	for (size_t i = 0; i < a->nprocs; i++)
+		for (size_t k = 0; k < a->procs[i].nreg; k++)
+			if (a->procs[i].reg[k].next_round > a->round)
+				a->procs[i].reg[k].next_round = a->round;
+}
+
 static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
 {
 	pid_t *pids;
@@ -1244,6 +1289,7 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 		a->step++;
 	}
 	if (round && r == 0) {
+		abit_follow_arrivals(a);
 		r = abit_scan_all(a);
 		a->round++;
 	}

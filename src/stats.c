@@ -246,6 +246,16 @@ uint64_t stats_promoted_bytes_total(struct stats *s)
 	return sum;
 }
 
+uint64_t stats_demoted_bytes_total(struct stats *s)
+{
+	uint64_t sum = 0;
+
+	for (int why = 0; why < DEMOTE__COUNT; why++)
+		for (int n = 0; n < STATS_MAX_NODES; n++)
+			sum += stats_load(&s->demoted_bytes[why][n]);
+	return sum;
+}
+
 static void render_per_source(struct stats *s, const struct family *f, FILE *out)
 {
 	for (int src = 0; src < SRC__COUNT; src++) {

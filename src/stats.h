@@ -126,5 +126,8 @@ int stats_write_file(struct stats *s, const char *path);
 /* Sum of promoted_pages over nodes (for STATUS=). */
 uint64_t stats_promoted_pages_total(struct stats *s);
 uint64_t stats_promoted_bytes_total(struct stats *s);
+/* Sum of demoted_bytes over nodes and reasons (the Accessed-bit source tells pghotd's own
+ * demotions from other arrivals on the slow tier by it). */
+uint64_t stats_demoted_bytes_total(struct stats *s);
 
 #endif

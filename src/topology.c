@@ -709,18 +709,23 @@ int topology_apply_config(struct topology *t, const struct pghotd_config *cfg)
 	return 0;
 }
 
+int topology_read_meminfo(const struct topology *t, int n, uint64_t *total, uint64_t *free_b)
+{
+	char buf[SYSFS_BUF], path[PATH_MAX];
+	int r = topo_read_node_file(t, n, "meminfo", buf, path, sizeof(path));
+
+	return r < 0 ? r : topo_parse_meminfo(buf, n, total, free_b);
+}
+
 int topology_refresh_free(struct topology *t)
 {
 	uint64_t total[TOPO_MAX_NODES], free_b[TOPO_MAX_NODES];
-	char buf[SYSFS_BUF], path[PATH_MAX];
 	int r;
 
 	for (int n = 0; n < t->nr_nodes; n++) {
 		if (!t->node[n].present)
 			continue;
-		r = topo_read_node_file(t, n, "meminfo", buf, path, sizeof(path));
-		if (r >= 0)
-			r = topo_parse_meminfo(buf, n, &total[n], &free_b[n]);
+		r = topology_read_meminfo(t, n, &total[n], &free_b[n]);
 		if (r < 0)
 			return r;
 	}

@@ -61,6 +61,9 @@ void topology_free(struct topology *t);
  * keep their detected tier. -EINVAL (one log line, topology untouched) when a listed node does
  * not exist or is in both lists. Recomputes cpu_fast_node. Before the topology is shared. */
 int topology_apply_config(struct topology *t, const struct pghotd_config *cfg);
+/* Reads node n's nodeN/meminfo MemTotal and MemFree, in bytes, leaving t as it is (for a
+ * thread other than the one that refreshes t). -errno. */
+int topology_read_meminfo(const struct topology *t, int n, uint64_t *total, uint64_t *free_b);
 /* Re-reads nodeN/meminfo MemFree and MemTotal. All or nothing: on -errno no node changes.
  * Does not log (called periodically; the caller decides how loud a failure is). */
 int topology_refresh_free(struct topology *t);

@@ -1300,6 +1300,55 @@ static void test_new_process_costs_its_own_reads_not_everyones(void **state)
 	assert_int_equal(abit_nr_procs(f->a), 1);
 }
 
+/* Node 1's meminfo with used KiB of 4096 in use, in a sysfs of the test's own (the
+ * committed fixture is read-only) that the topology now reads. */
+static void fx_slow_used(struct fx *f, unsigned used_kib)
+{
+	char path[256], text[128];
+	int n;
+
+	fx_path(f, path, sizeof(path), "sys/devices");
+	mkdir(path, 0755);
+	fx_path(f, path, sizeof(path), "sys/devices/system");
+	mkdir(path, 0755);
+	fx_path(f, path, sizeof(path), "sys/devices/system/node");
+	mkdir(path, 0755);
+	fx_path(f, path, sizeof(path), "sys/devices/system/node/node1");
+	mkdir(path, 0755);
+	fx_path(f, path, sizeof(path), "sys/devices/system/node/node1/meminfo");
+	n = snprintf(text, sizeof(text), "Node 1 MemTotal:        4096 kB\nNode 1 MemFree:    %8u kB\n",
+		     4096 - used_kib);
+	write_file(path, text, (size_t)n);
+	if (strcmp(f->topo->sysfs_root, f->sysfs) != 0) {
+		free(f->topo->sysfs_root);
+		f->topo->sysfs_root = strdup(f->sysfs);
+		assert_non_null(f->topo->sysfs_root);
+	}
+}
+
+static void test_pages_arriving_on_the_slow_tier_wake_backed_off_regions(void **state)
+{
+	struct fx *f = *state;
+
+	fx_slow_used(f, 1024);
+	fx_proc(f, 100, "app", 0, VA, VA + REGION); /* nothing on the slow tier yet */
+	fx_new_abit(f);
+	for (int round = 0; round < 64; round++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_region_interval(f->a, 100, VA), ABIT_MAX_INTERVAL);
+	/* A page moves to the slow tier, but the node's use has not grown by 1 MiB: the region
+	 * waits for its turn. */
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_slow_used(f, 1024 + 512);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_tracked(f->a), 0);
+	/* 1 MiB more than the lowest reading (an operator moved the process): scanned at once. */
+	fx_slow_used(f, 1024 + 1024);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+}
+
 static void test_region_populated_late_is_scanned_every_round_again(void **state)
 {
 	struct fx *f = *state;
@@ -1596,6 +1645,7 @@ int main(void)
 	    FX(test_region_with_accesses_is_scanned_twice_per_interval),
 	    FX(test_new_process_is_watched_from_the_next_round),
 	    FX(test_new_process_costs_its_own_reads_not_everyones),
+	    FX(test_pages_arriving_on_the_slow_tier_wake_backed_off_regions),
 	    FX(test_region_populated_late_is_scanned_every_round_again),
 	    FX(test_thread_runs_rounds_and_stops_promptly),
 	    FX(test_samples_are_marked_and_read_back_through_page_idle),

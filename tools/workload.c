@@ -46,6 +46,7 @@
 #define HUGE_PAGE     (2UL << 20)
 #define MPOL_DEFAULT_ 0
 #define MPOL_BIND_    2
+#define MPOL_MF_MOVE_ (1 << 1)
 #define MAX_NODE      63
 #define MAX_THREADS   8
 
@@ -70,6 +71,8 @@ struct wl_opts {
 	const char *pid_file;
 	const char *misses; /* where to list the hot pages not on the fast node at exit */
 	int nthreads;	    /* 0: the main thread accesses; else one thread per cpu below */
+	double move_at_s;   /* --move-at: when to move the buffer to move_to (0 = never) */
+	int move_to;
 	int thread_cpu[MAX_THREADS];
 };
 
@@ -105,6 +108,8 @@ struct wl {
 	int phase;
 	double phase_start;
 	double t95[2]; /* seconds from the phase's start to 95% of its hot set on fast; <0 none */
+	double moved_at;  /* --move-at: when the move ended (seconds into the run), <0 not yet */
+	double t95_move;  /* seconds from then to 95% of the hot set on fast again; <0 none */
 	FILE *out;
 	struct wl_thread thr[MAX_THREADS];
 };
@@ -381,6 +386,9 @@ static void wl_sample(struct wl *w, double t, bool show)
 	wl_count_on(w, w->o.fast_node, &hot, &cold);
 	if (w->t95[w->phase] < 0 && nhot_pages && (double)hot >= 0.95 * (double)nhot_pages)
 		w->t95[w->phase] = t - w->phase_start;
+	if (w->moved_at >= 0 && w->t95_move < 0 && nhot_pages &&
+	    (double)hot >= 0.95 * (double)nhot_pages)
+		w->t95_move = t - w->moved_at;
 	if (w->out)
 		fprintf(w->out, "%.2f\t%zu\t%zu\t%llu\t%d\n", t, hot, cold,
 			(unsigned long long)wl_accesses(w), w->phase);
@@ -391,6 +399,24 @@ static void wl_sample(struct wl *w, double t, bool show)
 			t, w->o.fast_node, hot, nhot_pages,
 			nhot_pages ? 100.0 * (double)hot / (double)nhot_pages : 0.0, w->o.fast_node, cold,
 			(unsigned long long)wl_accesses(w));
+}
+
+/* --move-at: every page of the buffer to node move_to, as an operator's migratepages would
+ * move a stopped process (no access runs meanwhile). */
+static void wl_move_all(struct wl *w)
+{
+	int *nodes = malloc(w->npages * sizeof(*nodes));
+
+	if (!nodes) {
+		fprintf(stderr, "workload: no memory for the move\n");
+		return;
+	}
+	for (size_t i = 0; i < w->npages; i++)
+		nodes[i] = w->o.move_to;
+	if (syscall(SYS_move_pages, 0, w->npages, w->addrs, nodes, w->status, MPOL_MF_MOVE_) < 0)
+		fprintf(stderr, "workload: move_pages(to node %d): %s\n", w->o.move_to,
+			strerror(errno));
+	free(nodes);
 }
 
 static void wl_pace(const struct wl *w, double t)
@@ -423,6 +449,10 @@ static void wl_loop(struct wl *w)
 				wl_touch_hot(w);
 		}
 		t = wl_now() - start;
+		if (w->o.move_at_s > 0 && w->moved_at < 0 && t >= w->o.move_at_s) {
+			wl_move_all(w);
+			t = w->moved_at = wl_now() - start;
+		}
 		if (w->o.phase_change_s > 0 && w->phase == 0 && t >= w->o.phase_change_s) {
 			wl_mark_phase(w, 1);
 			w->phase_start = t;
@@ -502,6 +532,10 @@ static void wl_summary(struct wl *w, size_t start_on_slow)
 		else
 			printf(" t95_hot%s=none", p ? "_phase2" : "");
 	}
+	if (w->o.move_at_s > 0 && w->t95_move >= 0)
+		printf(" t95_after_move=%.2f", w->t95_move);
+	else if (w->o.move_at_s > 0)
+		printf(" t95_after_move=none");
 	if (w->o.nthreads)
 		wl_summary_threads(w);
 	printf("\n");
@@ -535,6 +569,10 @@ static void wl_usage(FILE *f)
 	    "      --misses FILE       at exit, list the hot pages not on the fast node\n"
 	    "      --thread-cpus LIST  access from one thread per CPU of LIST (0,1), each on its\n"
 	    "                          own contiguous share of the hot set (uniform only)\n"
+	    "      --move-at T         after T seconds move the whole buffer to --move-to's node,\n"
+	    "                          accesses paused (as migratepages moves a stopped process);\n"
+	    "                          the summary adds t95_after_move (from the move's end)\n"
+	    "      --move-to N         the node of --move-at (1)\n"
 	    "Summary line on stdout: workload: pages= hot_pages= start_on_slow= hot_on_fast=\n"
 	    "cold_on_fast= hot_fast_fraction= cold_moved_fraction= accesses= thp_kib=\n"
 	    "pages_moved= moves= moves_max= hot_demoted= (page moves seen between samples)\n"
@@ -565,7 +603,9 @@ enum {
 	OPT_PID,
 	OPT_PROGRESS,
 	OPT_MISSES,
-	OPT_THREADS
+	OPT_THREADS,
+	OPT_MOVE_AT,
+	OPT_MOVE_TO
 };
 
 /* --thread-cpus: a comma list of up to MAX_THREADS CPU numbers. */
@@ -650,6 +690,13 @@ static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
 		return 0;
 	case OPT_THREADS:
 		return wl_parse_cpus(o, arg);
+	case OPT_MOVE_AT:
+		return wl_parse_double(arg, 0, 1e6, &o->move_at_s);
+	case OPT_MOVE_TO:
+		if (wl_parse_double(arg, 0, MAX_NODE, &v) < 0)
+			return -EINVAL;
+		o->move_to = (int)v;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -675,6 +722,8 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"misses", required_argument, NULL, OPT_MISSES},
 	    {"thread-cpus", required_argument, NULL, OPT_THREADS},
+	    {"move-at", required_argument, NULL, OPT_MOVE_AT},
+	    {"move-to", required_argument, NULL, OPT_MOVE_TO},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -694,6 +743,10 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "workload: unexpected argument: %s\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->move_at_s > 0 && o->nthreads) {
+		fprintf(stderr, "workload: --move-at moves from the main thread: no --thread-cpus\n");
 		return -EINVAL;
 	}
 	if (o->nthreads && (o->pattern != PAT_UNIFORM || o->phase_change_s > 0)) {
@@ -742,8 +795,11 @@ int main(int argc, char **argv)
 		  .interval_s = 0.5,
 		  .slow_node = 1,
 		  .fast_node = 0,
+		  .move_to = 1,
 		  .seed = 1},
 	    .t95 = {-1, -1},
+	    .moved_at = -1,
+	    .t95_move = -1,
 	};
 	size_t on_slow = 0, ignored;
 	if (wl_parse(argc, argv, &w.o) < 0)
