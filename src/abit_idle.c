@@ -81,6 +81,7 @@ struct abit {
 	 * its lowest since the last wake; known once read. */
 	uint64_t slow_used;
 	bool slow_used_known;
+	uint64_t last_wake; /* the round of the last wake */
 	struct access_sink sink;
 	struct stats *stats;
 	const struct idle_io_ops *ops;
@@ -1199,15 +1200,17 @@ static void abit_configure_budget(struct abit *a, const struct pghotd_config *cf
 	}
 }
 
-/* Slow-tier use that grows by this many pages wakes every backed-off region. */
-#define ABIT_ARRIVAL_PAGES 256
+/* Slow-tier use that grows by this many pages (16 MiB) wakes the backed-off regions. */
+#define ABIT_ARRIVAL_PAGES 4096
 
 /* Pages that arrive on the slow tier (an operator's migratepages, the kernel's demotion, an
  * allocation that fell back to a slow node) land in regions whose scans backed off while
  * they held no slow page, and would be seen up to ABIT_MAX_INTERVAL rounds later. The slow
  * nodes' use, read each round from their meminfo (less the bytes pghotd itself demoted), says
  * when that happens: grown by ABIT_ARRIVAL_PAGES since its lowest reading, every region of
- * every watched process is due at once, and the page budget paces the scan as ever. */
+ * every watched process that backed off beyond one scan per interval is due at once, at most
+ * once per interval (a stream of new processes filling the slow tier would otherwise keep the
+ * scanner on every region at its budget), and the page budget paces the scan as ever. */
 static void abit_follow_arrivals(struct abit *a)
 {
 	const struct topology *t = a->cfg->topo;
@@ -1228,15 +1231,21 @@ static void abit_follow_arrivals(struct abit *a)
 		a->slow_used_known = true;
 		return;
 	}
-	if (used - a->slow_used < (uint64_t)ABIT_ARRIVAL_PAGES * PAGEMAP_PAGE_SIZE)
+	if (used - a->slow_used < (uint64_t)ABIT_ARRIVAL_PAGES * PAGEMAP_PAGE_SIZE ||
+	    a->round < a->last_wake + ABIT_HOT_SPEEDUP)
 		return;
+	a->last_wake = a->round;
 	log_debug("abit: %" PRIu64 " KiB more on the slow tier: every region scanned again",
 		  (used - a->slow_used) >> 10);
 	a->slow_used = used;
-	for (size_t i = 0; i < a->nprocs; i++)
-		for (size_t k = 0; k < a->procs[i].nreg; k++)
-			if (a->procs[i].reg[k].next_round > a->round)
-				a->procs[i].reg[k].next_round = a->round;
+	for (size_t i = 0; i < a->nprocs; i++) {
+		for (size_t k = 0; k < a->procs[i].nreg; k++) {
+			struct abit_region *g = &a->procs[i].reg[k];
+
+			if (g->interval > ABIT_HOT_SPEEDUP && g->next_round > a->round)
+				g->next_round = a->round;
+		}
+	}
 }
 
 static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)

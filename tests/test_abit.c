@@ -1300,7 +1300,7 @@ static void test_new_process_costs_its_own_reads_not_everyones(void **state)
 	assert_int_equal(abit_nr_procs(f->a), 1);
 }
 
-/* Node 1's meminfo with used KiB of 4096 in use, in a sysfs of the test's own (the
+/* Node 1's meminfo with used KiB of 65536 in use, in a sysfs of the test's own (the
  * committed fixture is read-only) that the topology now reads. */
 static void fx_slow_used(struct fx *f, unsigned used_kib)
 {
@@ -1316,8 +1316,8 @@ static void fx_slow_used(struct fx *f, unsigned used_kib)
 	fx_path(f, path, sizeof(path), "sys/devices/system/node/node1");
 	mkdir(path, 0755);
 	fx_path(f, path, sizeof(path), "sys/devices/system/node/node1/meminfo");
-	n = snprintf(text, sizeof(text), "Node 1 MemTotal:        4096 kB\nNode 1 MemFree:    %8u kB\n",
-		     4096 - used_kib);
+	n = snprintf(text, sizeof(text), "Node 1 MemTotal:       65536 kB\nNode 1 MemFree:    %8u kB\n",
+		     65536 - used_kib);
 	write_file(path, text, (size_t)n);
 	if (strcmp(f->topo->sysfs_root, f->sysfs) != 0) {
 		free(f->topo->sysfs_root);
@@ -1336,14 +1336,14 @@ static void test_pages_arriving_on_the_slow_tier_wake_backed_off_regions(void **
 	for (int round = 0; round < 64; round++)
 		assert_true(fx_round(f) >= 0);
 	assert_int_equal(abit_region_interval(f->a, 100, VA), ABIT_MAX_INTERVAL);
-	/* A page moves to the slow tier, but the node's use has not grown by 1 MiB: the region
+	/* A page moves to the slow tier, but the node's use has not grown by 16 MiB: the region
 	 * waits for its turn. */
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
-	fx_slow_used(f, 1024 + 512);
+	fx_slow_used(f, 1024 + 8192);
 	assert_true(fx_round(f) >= 0);
 	assert_int_equal(abit_nr_tracked(f->a), 0);
-	/* 1 MiB more than the lowest reading (an operator moved the process): scanned at once. */
-	fx_slow_used(f, 1024 + 1024);
+	/* 16 MiB more than the lowest reading (an operator moved the process): scanned at once. */
+	fx_slow_used(f, 1024 + 16384);
 	assert_true(fx_round(f) >= 0);
 	assert_int_equal(abit_nr_tracked(f->a), 1);
 	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
