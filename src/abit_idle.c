@@ -82,6 +82,7 @@ struct abit {
 	uint64_t slow_used;
 	bool slow_used_known;
 	uint64_t last_wake; /* the round of the last wake */
+	size_t nwatched;    /* mode regions: 2 MiB regions watched, all processes (proc_watch()) */
 	struct access_sink sink;
 	struct stats *stats;
 	const struct idle_io_ops *ops;
@@ -1068,11 +1069,16 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 /* Mode regions, at the end of an aggregation interval: the 2 MiB regions that overlap a
  * sampling region with a sampled access, or whose own scan found one since the last
  * aggregation, are watched (a newly watched one is due at once); the others are not and drop
- * their per-page cache. */
+ * their per-page cache. Per-page state is kept only for watched regions, and no more of them
+ * than sources.abit.max_watched_mib allows over all processes: a region stays watched while
+ * it shows accesses, and one that newly shows them waits for room, which regions going quiet
+ * make at the next aggregation. */
 static void proc_watch(struct abit *a, struct abit_proc *p)
 {
 	size_t nh, h = 0;
 	const struct abit_range *hot = abit_sampler_hot(p->smp, 1, &nh);
+	size_t cap = (size_t)a->cfg->sources.abit.max_watched_mib * (1u << 20) /
+		     (ABIT_REGION_PAGES * PAGEMAP_PAGE_SIZE);
 
 	for (size_t i = 0; i < p->nreg; i++) {
 		struct abit_region *g = &p->reg[i];
@@ -1082,11 +1088,16 @@ static void proc_watch(struct abit *a, struct abit_proc *p)
 		while (h < nh && hot[h].end <= g->start)
 			h++;
 		w = g->seen || (h < nh && hot[h].start < end);
+		if (w && !g->watch && a->nwatched >= cap)
+			w = false; /* no room: looked at again at the next aggregation */
 		if (w && !g->watch) {
 			g->next_round = a->round;
 			g->interval = 1;
 			g->idle_scans = 0;
+			a->nwatched++;
 		}
+		if (!w && g->watch)
+			a->nwatched--;
 		if (!w)
 			region_unwatch(g);
 		g->watch = w;
@@ -1129,6 +1140,14 @@ static int proc_sample(struct abit *a, struct abit_proc *p)
 
 static int abit_sample_all(struct abit *a)
 {
+	/* Once a round, the watched regions counted afresh: processes gone and refreshed maps
+	 * drop regions without proc_watch() seeing them. */
+	if (a->step % ABIT_SAMPLES_PER_ROUND == 0) {
+		a->nwatched = 0;
+		for (size_t i = 0; i < a->nprocs; i++)
+			for (size_t k = 0; k < a->procs[i].nreg; k++)
+				a->nwatched += a->procs[i].reg[k].watch;
+	}
 	for (size_t i = 0; i < a->nprocs && !stopping(a); i++) {
 		struct abit_proc *p = &a->procs[i];
 

@@ -65,6 +65,7 @@ struct pghotd_config {
 			unsigned max_pages_per_sec;
 			enum abit_mode mode;
 			unsigned max_regions; /* per process, mode regions */
+			unsigned max_watched_mib; /* scanned page by page at once, all processes */
 		} abit;
 	} sources;
 

@@ -1564,6 +1564,31 @@ static void test_region_mode_sees_pages_that_become_slow_later(void **state)
 	assert_true(f->nev > 0 && steps <= (int)(k + 1) * ABIT_SAMPLES_PER_AGGR);
 }
 
+/* Every page accessed all the time, 16 regions hot: no more than max_watched_mib (4 regions)
+ * are scanned page by page, and only they hold per-page state. */
+static void test_region_mode_watches_no_more_than_the_cap(void **state)
+{
+	struct fx *f = *state;
+	char path[256];
+	static const char zeros[NR_PFNS / 8];
+	size_t watched = 0;
+
+	fx_regions_proc(f);
+	f->cfg->sources.abit.max_watched_mib = 8;
+	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
+	for (int i = 0; i < 10 * ABIT_SAMPLES_PER_AGGR; i++) {
+		write_file(path, zeros, sizeof(zeros)); /* every page accessed again */
+		assert_true(fx_round(f) >= 0);
+		watched = 0;
+		for (uint64_t g = 0; g < 16; g++)
+			watched += abit_region_watched(f->a, 100, VA + g * REGION) == 1;
+		assert_true(watched <= 4);
+	}
+	assert_int_equal(watched, 4);
+	assert_true(abit_nr_tracked(f->a) <= 4 * 64); /* 64 pages mapped in the fullest region */
+	assert_true(f->nev > 0);
+}
+
 /* Nothing accessed for ten scan intervals: no region is watched, no event, and the pages
  * looked at are the samples alone, at most max_regions a step, a fraction of what the full
  * scan looks at. */
@@ -1650,6 +1675,7 @@ int main(void)
 	    FX(test_thread_runs_rounds_and_stops_promptly),
 	    FX(test_samples_are_marked_and_read_back_through_page_idle),
 	    FX(test_region_mode_finds_a_hot_band_within_the_bound),
+	    FX(test_region_mode_watches_no_more_than_the_cap),
 	    FX(test_region_mode_looks_at_cold_memory_through_samples_only),
 	    FX(test_region_mode_sees_pages_that_become_slow_later),
 	    FX(test_mode_follows_the_configuration),
