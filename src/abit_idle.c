@@ -73,6 +73,7 @@ struct abit_proc {
 	bool cpu_read;
 	struct abit_sampler *smp; /* mode regions */
 	int64_t handle;		  /* procs handle for cold offers; 0 not looked up, < 0 none */
+	uint64_t added;		  /* the round it was first watched (abit_reread_young()) */
 };
 
 struct abit {
@@ -413,7 +414,7 @@ static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *o
  * process (same start time). 0 with *out filled, or -errno (-ESRCH: gone, skip it). */
 static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct abit_proc *out)
 {
-	struct abit_proc p = {.pid = pid, .cpu = -1, .node = -1};
+	struct abit_proc p = {.pid = pid, .cpu = -1, .node = -1, .added = a->round};
 	char path[PATH_MAX], *text;
 	int cpu, r = proc_read_stat(a, pid, &p.starttime, &cpu);
 
@@ -434,8 +435,10 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 	}
 	if (old && old->starttime != p.starttime)
 		old = NULL;
-	if (old)
+	if (old) {
 		regions_inherit(old->reg, old->nreg, p.reg, p.nreg);
+		p.added = old->added;
+	}
 	r = proc_sampler(a, &p, old);
 	if (r < 0) {
 		regions_free(p.reg, p.nreg);
@@ -1267,6 +1270,32 @@ static void abit_follow_arrivals(struct abit *a)
 	}
 }
 
+/* A process's first ABIT_REFRESH_ROUNDS rounds: its address space is being set up (found as
+ * the forked parent before its exec, then its mappings and their first touches), so its maps
+ * are read again every round, keeping what is known of unchanged regions; after that only
+ * with everyone's, every ABIT_REFRESH_ROUNDS rounds. -ENOMEM; a process whose maps cannot be
+ * read any more is marked gone. */
+static int abit_reread_young(struct abit *a)
+{
+	for (size_t i = 0; i < a->nprocs; i++) {
+		struct abit_proc *p = &a->procs[i], fresh;
+		int r;
+
+		if (p->gone || a->round >= p->added + ABIT_REFRESH_ROUNDS || p->added == a->round)
+			continue;
+		r = proc_build(a, p->pid, p, &fresh);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0) {
+			p->gone = true;
+			continue;
+		}
+		proc_free(p);
+		*p = fresh;
+	}
+	return 0;
+}
+
 static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
 {
 	pid_t *pids;
@@ -1275,6 +1304,9 @@ static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
 
 	if (a->refreshed && a->cfg_generation == cfg->generation &&
 	    a->round - a->last_refresh < ABIT_REFRESH_ROUNDS) {
+		r = abit_reread_young(a);
+		if (r < 0)
+			return r;
 		r = list_pids(a->procfs_root, &pids, &n);
 		return r < 0 ? 0 : abit_add_new(a, cfg, pids, n);
 	}
