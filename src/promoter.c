@@ -1529,29 +1529,45 @@ static int sizes_by_scan(int fd, const struct size_ctx *z, const uint64_t *addrs
 	return 0;
 }
 
-/* Kernels before 6.7: pagemap gives the PFN, kpageflags says whether it is a THP. Needs
- * CAP_SYS_ADMIN (PFNs read as 0 otherwise, and such pages stay at the base size). */
-static int sizes_by_kpageflags(int fd, const struct size_ctx *z, const uint64_t *addrs, size_t n,
-			       uint64_t *sizes)
+/* Pagemap entries read in one pread: 4 KiB, one 2 MiB region's worth. */
+#define PM_WINDOW 512
+
+int promoter_sizes_by_kpageflags(int fd, const char *kpageflags, uint64_t base,
+				 const uint64_t *addrs, size_t n, uint64_t *sizes)
 {
-	int kfd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	uint64_t pm[PM_WINDOW], huge = pmd_size(base), per_huge = huge / base;
+	int kfd = -1;
 
-	if (kfd < 0)
-		return -errno;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t pme, flags;
+	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t first = addrs[i] / base, flags, pfn;
+		ssize_t got;
 
-		if (pread(fd, &pme, sizeof(pme), (off_t)(addrs[i] / z->base * 8)) != sizeof(pme))
-			continue;
-		if (!(pme & PM_PRESENT) || !(pme & PM_PFN_MASK))
-			continue;
-		if (pread(kfd, &flags, sizeof(flags), (off_t)((pme & PM_PFN_MASK) * 8)) !=
-		    sizeof(flags))
-			continue;
-		if (flags & ((UINT64_C(1) << KPF_THP) | (UINT64_C(1) << KPF_HUGE)))
-			sizes[i] = z->huge;
+		/* A run of ascending addresses within one window: one pread for all of them. */
+		for (j = i + 1; j < n && addrs[j] >= addrs[j - 1] && addrs[j] / base - first < PM_WINDOW;
+		     j++)
+			;
+		got = pread(fd, pm, (size_t)(addrs[j - 1] / base - first + 1) * sizeof(*pm),
+			    (off_t)(first * sizeof(*pm)));
+		for (size_t k = i; got > 0 && k < j; k++) {
+			uint64_t at = addrs[k] / base - first;
+
+			if ((at + 1) * sizeof(*pm) > (uint64_t)got || !(pm[at] & PM_PRESENT))
+				continue;
+			pfn = pm[at] & PM_PFN_MASK;
+			/* Only a PFN at the address's offset in its PMD can be a PMD-mapped THP:
+			 * the rest are base pages without asking kpageflags (1 in 512 asks). */
+			if (!pfn || pfn % per_huge != addrs[k] / base % per_huge)
+				continue;
+			if (kfd < 0 && (kfd = open(kpageflags, O_RDONLY | O_CLOEXEC)) < 0)
+				return -errno;
+			if (pread(kfd, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) ==
+				sizeof(flags) &&
+			    (flags & ((UINT64_C(1) << KPF_THP) | (UINT64_C(1) << KPF_HUGE))))
+				sizes[k] = huge;
+		}
 	}
-	close(kfd);
+	if (kfd >= 0)
+		close(kfd);
 	return 0;
 }
 
@@ -1563,6 +1579,9 @@ static _Thread_local struct {
 	pid_t pid;
 	int fd;
 } pagemap_cache = {.pid = 0, .fd = -1};
+
+/* The promoter thread found no PAGEMAP_SCAN (the kernel does not change under it). */
+static _Thread_local bool no_pagemap_scan;
 
 static void pagemap_cache_drop(void)
 {
@@ -1605,9 +1624,13 @@ static int real_page_sizes(void *ctx, pid_t pid, const uint64_t *addrs, size_t n
 	fd = pagemap_open(pid);
 	if (fd < 0)
 		return fd;
-	r = sizes_by_scan(fd, &z, addrs, n, sizes);
-	if (r == -ENOTTY || r == -EINVAL)
-		r = sizes_by_kpageflags(fd, &z, addrs, n, sizes);
+	/* Kernels before 6.7 answer -ENOTTY (or -EINVAL): asked once, then pagemap and
+	 * kpageflags. */
+	r = no_pagemap_scan ? -ENOTTY : sizes_by_scan(fd, &z, addrs, n, sizes);
+	if (r == -ENOTTY || r == -EINVAL) {
+		no_pagemap_scan = true;
+		r = promoter_sizes_by_kpageflags(fd, "/proc/kpageflags", z.base, addrs, n, sizes);
+	}
 	if (r < 0)
 		pagemap_cache_drop(); /* the process may be gone: do not keep its fd */
 	return r;

@@ -69,10 +69,20 @@ struct promoter_ops {
 
 /* The real syscalls. page_sizes uses the PAGEMAP_SCAN ioctl on /proc/PID/pagemap (Linux
  * 6.7+; PAGE_IS_HUGE marks PMD-mapped THP and hugetlb, charged at the PMD size), falling
- * back to /proc/PID/pagemap + /proc/kpageflags (KPF_THP) on older kernels; when neither can
+ * back to /proc/PID/pagemap + /proc/kpageflags (KPF_THP, promoter_sizes_by_kpageflags(); the
+ * first -ENOTTY ends the ioctl's tries) on older kernels; when neither can
  * be read (no CAP_SYS_ADMIN for PFNs), pages count as base pages. PTE-mapped multi-size THP
  * folios count as base pages too (an under-charge of the rate limit). */
 extern const struct promoter_ops promoter_real_ops;
+
+/* The page-size lookup of kernels before 6.7, on pagemap_fd (a process's
+ * /proc/PID/pagemap) and the kpageflags file: sizes[i] of addrs[0..n) (base-page aligned)
+ * becomes the PMD size for a page of a THP or hugetlb page whose PFN sits at the address's
+ * offset in its PMD (as a PMD-mapped one does), and is left as it is otherwise. Ascending
+ * addresses within 2 MiB of pagemap are read in one pread; kpageflags is opened and read only
+ * for PFNs so aligned. -errno when kpageflags cannot be opened. */
+int promoter_sizes_by_kpageflags(int pagemap_fd, const char *kpageflags, uint64_t base,
+				 const uint64_t *addrs, size_t n, uint64_t *sizes);
 
 struct promoter_deps {
 	struct hot_table *hot;
