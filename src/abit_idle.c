@@ -1238,15 +1238,15 @@ static void abit_follow_arrivals(struct abit *a)
 	const struct topology *t = a->cfg->topo;
 	uint64_t used = 0, total, free_b, own = a->stats ? stats_demoted_bytes_total(a->stats) : 0;
 
-	for (int n = 0; t && n < t->nr_nodes; n++) {
+	if (!t)
+		return;
+	for (int n = 0; n < t->nr_nodes; n++) {
 		if (!t->node[n].present || !topology_node_is_slow(t, n))
 			continue;
 		if (topology_read_meminfo(t, n, &total, &free_b) < 0)
 			return; /* no reading this round: the back-off stands */
 		used += total > free_b ? total - free_b : 0;
 	}
-	if (!t)
-		return;
 	used = used > own ? used - own : 0;
 	if (!a->slow_used_known || used < a->slow_used) {
 		a->slow_used = used;
