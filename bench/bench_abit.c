@@ -1,5 +1,6 @@
-/* bench_abit: the Accessed-bit source on a real kernel (needs page_idle, CAP_SYS_ADMIN and a
- * slow node: run it in the VM testbed's guest; elsewhere it prints why it skips, exit 0).
+/* bench_abit: the Accessed-bit source's full scan (sources.abit.mode = "full") on a real
+ * kernel (needs page_idle, CAP_SYS_ADMIN and a slow node: run it in the VM testbed's guest;
+ * elsewhere it prints why it skips, exit 0).
  *
  * Benchmark (default): maps --size-mib MiB on the first slow node, learns it with one round,
  * then alternates, --reps times: touch every page (so every region stays due), one timed
@@ -218,7 +219,7 @@ static int setup(struct bench *b, struct idle_io_ops *ops)
 	*ops = rec_ops_template;
 	ops->ctx = b;
 	r = config_load_string("processes: { include_comm = [\"bench_abit\"]; };\n"
-			       "sources: { abit: { scan_interval_ms = 10;"
+			       "sources: { abit: { scan_interval_ms = 10; mode = \"full\";"
 			       " max_pages_per_sec = 67108864; }; };\n"
 			       "promotion: { cooldown_ms = 1000; };\n"
 			       "demotion: { min_idle_ms = 1000; };",

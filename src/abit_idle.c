@@ -52,8 +52,11 @@ struct abit_region {
 	uint32_t nfast;	     /* of them, pages of watched fast nodes (ENT_FAST) */
 	uint16_t interval;   /* rounds between scans */
 	uint16_t idle_scans; /* consecutive scans without an access */
-	bool watch;	     /* mode regions: scanned at all */
+	bool watch;	     /* mode regions: scanned for promotion */
 	bool seen;	     /* mode regions: a scan found accesses since the last aggregation */
+	bool fast_hint;	     /* mode regions: a sample found a page of a watched fast node */
+	bool cold_scanned;   /* mode regions: scanned since it joined the cold window */
+	uint64_t cold_until; /* mode regions: in the cold window until this round; 0 not */
 	uint64_t next_round;
 	uint64_t *ent; /* [npages]; NULL while the region holds no slow page */
 	/* Demotion: for each tracked page of a watched fast node, the time (the scanner's
@@ -83,10 +86,15 @@ struct abit {
 	uint64_t slow_used;
 	bool slow_used_known;
 	uint64_t last_wake; /* the round of the last wake */
-	size_t nwatched;    /* mode regions: 2 MiB regions watched, all processes (proc_watch()) */
+	size_t nwatched;    /* mode regions: 2 MiB regions watched or in the cold window, all processes */
+	pid_t cold_pid;	    /* mode regions: where the cold window's walk goes on */
+	uint64_t cold_vaddr;
 	struct access_sink sink;
 	struct stats *stats;
-	const struct idle_io_ops *ops;
+	/* The I/O: ops counts the bytes moved (io_bytes) and passes each call to inner. */
+	const struct idle_io_ops *ops, *inner;
+	struct idle_io_ops counting;
+	uint64_t io_bytes;
 	pid_t self_pid;
 	int bitmap_fd, kpf_fd;
 
@@ -355,6 +363,14 @@ static void region_unwatch(struct abit_region *g)
 	g->ntracked = 0;
 	g->nfast = 0;
 	g->watch = false;
+	g->cold_until = 0;
+	g->cold_scanned = false;
+}
+
+/* Mode regions: the region is scanned page by page (for promotion, or in the cold window). */
+static bool region_scanned(const struct abit_region *g)
+{
+	return g->watch || g->cold_until;
 }
 
 /* Sampling regions for a process of pages pages: one per ABIT_REGION_MIN_PAGES, at least 16,
@@ -1005,6 +1021,7 @@ static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *
 	region_adapt(g, accessed, had_tracked, a->round,
 		     g->nfast ? fast_max_interval(a) : ABIT_MAX_INTERVAL);
 	g->seen = g->seen || accessed;
+	g->cold_scanned = g->cold_until != 0;
 	return 0;
 }
 
@@ -1035,7 +1052,7 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 	for (size_t i = from; i < to && !p->gone; i++) {
 		struct abit_region *g = &p->reg[i];
 
-		if (g->next_round > a->round || (a->regions && !g->watch))
+		if (g->next_round > a->round || (a->regions && !region_scanned(g)))
 			continue;
 		if (!token_bucket_take(&a->budget, g->npages)) {
 			a->cur_pid = p->pid;
@@ -1069,43 +1086,118 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 	return r;
 }
 
+/* Mode regions: 2 MiB regions with per-page state allowed at once (max_watched_mib). */
+static size_t watch_cap(const struct abit *a)
+{
+	return (size_t)a->cfg->sources.abit.max_watched_mib * (1u << 20) / REGION_BYTES;
+}
+
+/* A region is due at once, scanned every round until its scans back it off. */
+static void region_due_now(struct abit *a, struct abit_region *g)
+{
+	g->next_round = a->round;
+	g->interval = 1;
+	g->idle_scans = 0;
+}
+
 /* Mode regions, at the end of an aggregation interval: the 2 MiB regions that overlap a
  * sampling region with a sampled access, or whose own scan found one since the last
  * aggregation, are watched (a newly watched one is due at once); the others are not and drop
- * their per-page cache. Per-page state is kept only for watched regions, and no more of them
- * than sources.abit.max_watched_mib allows over all processes: a region stays watched while
- * it shows accesses, and one that newly shows them waits for room, which regions going quiet
- * make at the next aggregation. */
+ * their per-page cache unless the cold window holds them. Per-page state is kept only for
+ * these regions, and no more of them than sources.abit.max_watched_mib allows over all
+ * processes: a region stays watched while it shows accesses, and one that newly shows them
+ * waits for room, which regions going quiet make at the next aggregation. */
 static void proc_watch(struct abit *a, struct abit_proc *p)
 {
-	size_t nh, h = 0;
+	size_t nh, h = 0, cap = watch_cap(a);
 	const struct abit_range *hot = abit_sampler_hot(p->smp, 1, &nh);
-	size_t cap = (size_t)a->cfg->sources.abit.max_watched_mib * (1u << 20) /
-		     (ABIT_REGION_PAGES * PAGEMAP_PAGE_SIZE);
 
 	for (size_t i = 0; i < p->nreg; i++) {
 		struct abit_region *g = &p->reg[i];
 		uint64_t end = g->start + (uint64_t)g->npages * PAGEMAP_PAGE_SIZE;
-		bool w;
+		bool w, was = region_scanned(g);
 
 		while (h < nh && hot[h].end <= g->start)
 			h++;
 		w = g->seen || (h < nh && hot[h].start < end);
-		if (w && !g->watch && a->nwatched >= cap)
+		if (w && !was && a->nwatched >= cap)
 			w = false; /* no room: looked at again at the next aggregation */
-		if (w && !g->watch) {
-			g->next_round = a->round;
-			g->interval = 1;
-			g->idle_scans = 0;
-			a->nwatched++;
-		}
-		if (!w && g->watch)
-			a->nwatched--;
-		if (!w)
-			region_unwatch(g);
+		if (w && !g->watch)
+			region_due_now(a, g);
 		g->watch = w;
 		g->seen = false;
+		if (was && !region_scanned(g)) {
+			region_unwatch(g);
+			a->nwatched--;
+		}
+		a->nwatched += !was && w;
 	}
+}
+
+/* The region of p holding vaddr, or NULL. */
+static struct abit_region *proc_region(struct abit_proc *p, uint64_t vaddr)
+{
+	size_t lo = 0, hi = p->nreg;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->reg[mid].start + (uint64_t)p->reg[mid].npages * PAGEMAP_PAGE_SIZE <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nreg && p->reg[lo].start <= vaddr ? &p->reg[lo] : NULL;
+}
+
+/* Mode regions, demotion wanted: the regions where the last step's samples found pages of a
+ * watched fast node may hold cold pages; the cold window takes them from there. */
+static void proc_note_fast(struct abit_proc *p)
+{
+	size_t n;
+	const uint64_t *fast = abit_sampler_fast(p->smp, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct abit_region *g = proc_region(p, fast[i]);
+
+		if (g)
+			g->fast_hint = true;
+	}
+}
+
+/* Mode regions, after each sampling step: the 2 MiB region of a sample read back accessed is
+ * watched at once (when there is room), without waiting for the aggregation, and scanned in
+ * this step (its pages learned and marked, when the budget pays for it), so its accesses are
+ * reported from the next round on, as the full scan would report them; a hot set is then
+ * found one sampling step after a sample lands on it. The aggregation keeps it watched while
+ * it shows accesses (seen). -ESRCH when the process is gone, -EPERM as proc_scan(). */
+static int proc_watch_hits(struct abit *a, struct abit_proc *p, int fd)
+{
+	size_t n, cap = watch_cap(a);
+	const uint64_t *hit = abit_sampler_hits(p->smp, &n);
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct abit_region *g = proc_region(p, hit[i]);
+
+		if (!g || g->watch || (!region_scanned(g) && a->nwatched >= cap))
+			continue;
+		a->nwatched += !region_scanned(g);
+		g->watch = true;
+		g->seen = true;
+		region_due_now(a, g);
+		if (token_bucket_take(&a->budget, g->npages)) {
+			r = region_scan(a, p, g, fd);
+			g->next_round = a->round; /* steps come after the round's number moved on */
+		}
+	}
+	abit_flush(a);
+	cold_flush(a);
+	if (r < 0 && r != -ESRCH && r != -EPERM) {
+		a->error = a->error ? a->error : r;
+		r = 0;
+	}
+	return r;
 }
 
 /* One sampling step of p, when the budget pays for its samples. -EPERM when the source
@@ -1117,7 +1209,8 @@ static int proc_sample(struct abit *a, struct abit_proc *p)
 				    .kpf_fd = a->kpf_fd,
 				    .pid = p->pid,
 				    .topo = a->cfg->topo,
-				    .pfn_seen = &a->pfn_seen};
+				    .pfn_seen = &a->pfn_seen,
+				    .fast_mask = a->want};
 	size_t n = abit_sampler_count(p->smp);
 	int r;
 
@@ -1130,11 +1223,15 @@ static int proc_sample(struct abit *a, struct abit_proc *p)
 		return 0;
 	}
 	r = abit_sampler_step(p->smp, &io);
-	close(io.pagemap_fd);
 	a->scanned += n;
+	if (r >= 0 && a->want)
+		proc_note_fast(p);
 	if (r == 1)
 		proc_watch(a, p);
-	else if (r == -ESRCH)
+	if (r >= 0)
+		r = proc_watch_hits(a, p, io.pagemap_fd);
+	close(io.pagemap_fd);
+	if (r == -ESRCH)
 		p->gone = true;
 	else if (r < 0 && r != -EPERM)
 		a->error = a->error ? a->error : r;
@@ -1149,7 +1246,7 @@ static int abit_sample_all(struct abit *a)
 		a->nwatched = 0;
 		for (size_t i = 0; i < a->nprocs; i++)
 			for (size_t k = 0; k < a->procs[i].nreg; k++)
-				a->nwatched += a->procs[i].reg[k].watch;
+				a->nwatched += region_scanned(&a->procs[i].reg[k]);
 	}
 	for (size_t i = 0; i < a->nprocs && !stopping(a); i++) {
 		struct abit_proc *p = &a->procs[i];
@@ -1160,20 +1257,20 @@ static int abit_sample_all(struct abit *a)
 	return 0;
 }
 
-/* Position of the cursor: first region of the process at or after (cur_pid, cur_vaddr). */
-static void cursor_locate(const struct abit *a, size_t *pi, size_t *ri)
+/* Position of a cursor: first region of the process at or after (pid, vaddr). */
+static void cursor_locate(const struct abit *a, pid_t pid, uint64_t vaddr, size_t *pi, size_t *ri)
 {
 	*pi = 0;
 	*ri = 0;
-	while (*pi < a->nprocs && a->procs[*pi].pid < a->cur_pid)
+	while (*pi < a->nprocs && a->procs[*pi].pid < pid)
 		(*pi)++;
 	if (*pi == a->nprocs) {
 		*pi = 0;
 		return;
 	}
-	if (a->procs[*pi].pid != a->cur_pid)
+	if (a->procs[*pi].pid != pid)
 		return;
-	while (*ri < a->procs[*pi].nreg && a->procs[*pi].reg[*ri].start < a->cur_vaddr)
+	while (*ri < a->procs[*pi].nreg && a->procs[*pi].reg[*ri].start < vaddr)
 		(*ri)++;
 }
 
@@ -1184,7 +1281,7 @@ static int abit_scan_all(struct abit *a)
 	size_t p0, r0;
 	int r = 0;
 
-	cursor_locate(a, &p0, &r0);
+	cursor_locate(a, a->cur_pid, a->cur_vaddr, &p0, &r0);
 	for (size_t k = 0; k <= a->nprocs && r == 0 && !stopping(a); k++) {
 		size_t pi = (p0 + k) % (a->nprocs ? a->nprocs : 1);
 		struct abit_proc *p;
@@ -1201,6 +1298,89 @@ static int abit_scan_all(struct abit *a)
 			r = proc_scan(a, p, 0, p->nreg);
 	}
 	return r < 0 ? r : 0;
+}
+
+/* Mode regions: rounds a region stays in the cold window, enough for each of its idle fast
+ * pages to be seen idle for the demotion idle time and offered (a scan at most
+ * fast_max_interval() rounds after that), with a scan's slack. */
+static uint64_t cold_window_rounds(const struct abit *a)
+{
+	unsigned round_ms = a->cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP;
+	uint64_t idle = round_ms ? (config_demotion_idle_ms(a->cfg) + round_ms - 1) / round_ms : 1;
+
+	return idle + 2 * (uint64_t)fast_max_interval(a) + 1;
+}
+
+/* Takes the region out of the cold window (its per-page state goes unless promotion
+ * watches it). */
+static void cold_window_leave(struct abit *a, struct abit_region *g)
+{
+	g->cold_until = 0;
+	g->cold_scanned = false;
+	if (!g->watch) {
+		region_unwatch(g);
+		a->nwatched--;
+	}
+}
+
+/* Mode regions: the cold window, which finds demotion's cold pages. The sampling regions
+ * look at slow pages, and a region is watched for promotion where they see accesses, so
+ * fast pages would be seen only there. While demotion wants pages (a->want), the 2 MiB
+ * regions whose samples found pages of a watched fast node (fast_hint) are taken into the
+ * window in address order, round robin over the processes, up to half of max_watched_mib
+ * (the other half is promotion's), and scanned page by page as the full scan does: each page
+ * tracked with its idle time, offered once idle for demotion.min_idle_ms. A region leaves
+ * when demotion wants no more, when its first scan finds no page of a watched fast node (a
+ * stale hint), or, once it has been in for cold_window_rounds() and other hinted regions
+ * wait, to make room for them; the walk comes back to it when it has gone round. */
+static void abit_cold_window(struct abit *a)
+{
+	size_t cap = watch_cap(a), nwin = 0, waiting = 0, pi, ri, total = 0;
+	uint64_t hold = cold_window_rounds(a);
+
+	for (size_t i = 0; i < a->nprocs; i++) {
+		total += a->procs[i].nreg;
+		for (size_t k = 0; k < a->procs[i].nreg; k++) {
+			struct abit_region *g = &a->procs[i].reg[k];
+
+			if (g->cold_until && (!a->want || (g->cold_scanned && !g->nfast))) {
+				g->fast_hint = g->fast_hint && g->nfast;
+				cold_window_leave(a, g);
+			}
+			nwin += g->cold_until != 0;
+			waiting += g->fast_hint && !region_scanned(g);
+		}
+	}
+	if (!a->want || !a->nprocs || !waiting)
+		return;
+	for (size_t i = 0; i < a->nprocs && (nwin >= cap / 2 || a->nwatched >= cap); i++)
+		for (size_t k = 0; k < a->procs[i].nreg; k++) {
+			struct abit_region *g = &a->procs[i].reg[k];
+
+			if (g->cold_until && a->round >= g->cold_until) {
+				cold_window_leave(a, g);
+				nwin--;
+			}
+		}
+	cursor_locate(a, a->cold_pid, a->cold_vaddr, &pi, &ri);
+	for (size_t k = 0; k < total && nwin < cap / 2 && a->nwatched < cap; k++) {
+		struct abit_region *g;
+
+		while (ri >= a->procs[pi].nreg) {
+			pi = (pi + 1) % a->nprocs;
+			ri = 0;
+		}
+		g = &a->procs[pi].reg[ri++];
+		a->cold_pid = a->procs[pi].pid;
+		a->cold_vaddr = g->start + 1; /* the walk goes on after it */
+		if (!g->fast_hint || region_scanned(g))
+			continue;
+		g->cold_until = a->round + hold;
+		g->cold_scanned = false;
+		region_due_now(a, g);
+		nwin++;
+		a->nwatched++;
+	}
 }
 
 static void abit_configure_budget(struct abit *a, const struct pghotd_config *cfg)
@@ -1350,11 +1530,15 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 	}
 	if (round && r == 0) {
 		abit_follow_arrivals(a);
+		if (regions)
+			abit_cold_window(a);
 		r = abit_scan_all(a);
 		a->round++;
 	}
 	abit_drop_gone(a);
 	abit_stat_add(a, SS_PAGES_SCANNED, a->scanned);
+	abit_stat_add(a, SS_SCAN_IO_BYTES, a->io_bytes);
+	a->io_bytes = 0;
 	abit_stat_add(a, SS_SAMPLES, a->found);
 	if (a->stats)
 		/* relaxed: an independent gauge, like every stats counter. */
@@ -1372,6 +1556,40 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 }
 
 /* ---- life cycle ------------------------------------------------------------------------- */
+
+/* The I/O ops of the source: the caller's, with the bytes they move counted for
+ * pghotd_scan_io_bytes_total. */
+static ssize_t counting_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
+{
+	struct abit *a = ctx;
+	ssize_t n = a->inner->pread(a->inner->ctx, fd, buf, len, off);
+
+	a->io_bytes += n > 0 ? (uint64_t)n : 0;
+	return n;
+}
+
+static ssize_t counting_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_t off)
+{
+	struct abit *a = ctx;
+	ssize_t n = a->inner->pwrite(a->inner->ctx, fd, buf, len, off);
+
+	a->io_bytes += n > 0 ? (uint64_t)n : 0;
+	return n;
+}
+
+static uint64_t counting_now_ns(void *ctx)
+{
+	const struct abit *a = ctx;
+
+	return a->inner->now_ns(a->inner->ctx);
+}
+
+static long counting_page_nodes(void *ctx, pid_t pid, unsigned long n, void **pages, int *status)
+{
+	const struct abit *a = ctx;
+
+	return a->inner->page_nodes(a->inner->ctx, pid, n, pages, status);
+}
 
 static int open_required(const char *path, int flags, const char *what, char *reason, size_t len)
 {
@@ -1401,7 +1619,13 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 	a->stats = deps->stats;
 	a->cold = deps->cold;
 	a->registry = deps->procs;
-	a->ops = deps->ops ? deps->ops : &idle_io_real_ops;
+	a->inner = deps->ops ? deps->ops : &idle_io_real_ops;
+	a->counting = (struct idle_io_ops){.pread = counting_pread,
+					   .pwrite = counting_pwrite,
+					   .now_ns = counting_now_ns,
+					   .page_nodes = a->inner->page_nodes ? counting_page_nodes : NULL,
+					   .ctx = a};
+	a->ops = &a->counting;
 	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
 	a->rng = deps->seed ? deps->seed : a->ops->now_ns(a->ops->ctx) ^ (uint64_t)getpid();
 	snprintf(path, sizeof(path), "%s/kernel/mm/page_idle/bitmap", a->sysfs_root);

@@ -28,8 +28,10 @@
  * sources.abit.max_regions, one per ABIT_REGION_MIN_PAGES pages at most), one page of each is
  * sampled per step, and at the end of each aggregation interval (ABIT_SAMPLES_PER_AGGR steps,
  * one scan interval) the 2 MiB regions overlapping a region whose samples saw an access, or
- * whose own scan found one since, are "watched"; rounds scan only watched regions, and an
- * unwatched region keeps no per-page cache. Sampled pages count as pages looked at.
+ * whose own scan found one since, are "watched"; so is, at once, the 2 MiB region of a sample
+ * read back accessed (and its pages learned and marked in that step); rounds scan only watched
+ * regions, and an unwatched region keeps no per-page cache. Sampled pages count as pages
+ * looked at.
  *
  * Demotion (deps.cold): on the fast nodes the cold list wants watched, the same scan also
  * tracks the present LRU pages of fast nodes (their cache entries and idle bits like slow
@@ -37,8 +39,10 @@
  * this PFN, or its last access), and offers a page idle for demotion.min_idle_ms to the cold
  * list once per idle episode, or again after the list's epoch changed. An access to a fast page
  * is not delivered to the sink, and does not make its region scanned more often. With no node
- * wanted, fast pages stay untracked and a page costs what it did before. Mode "regions" scans
- * only watched regions, so it finds cold pages only there.
+ * wanted, fast pages stay untracked and a page costs what it did before. In mode "regions" the
+ * samples also note the 2 MiB regions holding pages of a watched fast node, and a cold window
+ * (half of sources.abit.max_watched_mib at most) scans them page by page in turn, each for
+ * the idle time and a half, so their cold pages are offered as the full scan offers them.
  *
  * The source is unavailable (abit_new fails, or abit_round returns -EPERM and
  * abit_unavailable_reason() says why) when page_idle or kpageflags cannot be opened or pagemap
@@ -70,8 +74,10 @@ struct stats;
 #define ABIT_REFRESH_ROUNDS 8	/* rounds between re-reads of the process list and VMAs */
 #define ABIT_EVENT_BATCH    256
 /* Mode "regions": sampling steps per round, per aggregation interval (one scan interval), and
- * the fewest pages per sampling region a process is given. */
-#define ABIT_SAMPLES_PER_ROUND 10
+ * the fewest pages per sampling region a process is given. A sampled page costs about five
+ * 8-byte system calls and two reverse-map walks in the kernel, several times a scanned page,
+ * so a region is sampled only four times a scan interval. */
+#define ABIT_SAMPLES_PER_ROUND 2
 #define ABIT_SAMPLES_PER_AGGR  (ABIT_SAMPLES_PER_ROUND * ABIT_HOT_SPEEDUP)
 #define ABIT_REGION_MIN_PAGES  16
 

@@ -22,20 +22,20 @@ static int read_entry(const struct abit_sample_io *io, uint64_t addr, uint64_t *
 	return 0;
 }
 
-static bool pfn_is_slow(const struct abit_sample_io *io, uint64_t addr, uint64_t pfn)
+/* The node of the page at addr (PFN pfn), -1 when unknown or without a topology. */
+static int page_node(const struct abit_sample_io *io, uint64_t addr, uint64_t pfn)
 {
 	const struct topology *t = io->topo;
 	void *page = (void *)(uintptr_t)addr;
 	int node = -1;
 
 	if (!t)
-		return false;
+		return -1;
 	if (t->nr_blocks)
-		node = topology_node_of_pfn(t, pfn);
-	else if (!io->ops->page_nodes ||
-		 io->ops->page_nodes(io->ops->ctx, io->pid, 1, &page, &node))
-		node = -1;
-	return topology_node_is_slow(t, node);
+		return topology_node_of_pfn(t, pfn);
+	if (!io->ops->page_nodes || io->ops->page_nodes(io->ops->ctx, io->pid, 1, &page, &node))
+		return -1;
+	return node;
 }
 
 /* The PFN whose idle bit stands for pfn (itself, or its THP head, flagged), or 0 for a page
@@ -74,13 +74,16 @@ static int mark_one(const struct abit_sample_io *io, uint64_t marked, uint64_t *
 	return r == -EIO ? 0 : r;
 }
 
-int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size_t n, uint64_t *pfn)
+int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size_t n, uint64_t *pfn,
+		     uint64_t *fast, size_t *nfast)
 {
 	int marked = 0;
 
+	if (nfast)
+		*nfast = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t e, p, m;
-		int r = read_entry(io, addr[i], &e);
+		int node, r = read_entry(io, addr[i], &e);
 
 		pfn[i] = 0;
 		if (r < 0)
@@ -91,7 +94,11 @@ int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size
 		if (!p)
 			continue;
 		*io->pfn_seen = true;
-		if (!pfn_is_slow(io, addr[i], p) || !(m = idle_pfn(io, p)))
+		node = page_node(io, addr[i], p);
+		if (nfast && node >= 0 && node < 64 && (io->fast_mask >> node & 1) &&
+		    !topology_node_is_slow(io->topo, node))
+			fast[(*nfast)++] = addr[i];
+		if (!topology_node_is_slow(io->topo, node) || !(m = idle_pfn(io, p)))
 			continue;
 		r = mark_one(io, m, &pfn[i]);
 		if (r < 0)
@@ -138,6 +145,10 @@ struct abit_sampler {
 	uint64_t *addr, *pfn;
 	bool *acc;
 	struct abit_range *hot;
+	uint64_t *fast; /* the last step's samples on a watched fast node */
+	size_t nfast;
+	uint64_t *hit; /* the last step's samples read back accessed */
+	size_t nhit;
 };
 
 int abit_sampler_new(uint32_t max_regions, uint32_t samples_per_aggr, uint64_t *rng_state,
@@ -160,7 +171,9 @@ int abit_sampler_new(uint32_t max_regions, uint32_t samples_per_aggr, uint64_t *
 		s->pfn = calloc(max_regions, sizeof(*s->pfn));
 		s->acc = calloc(max_regions, sizeof(*s->acc));
 		s->hot = calloc(max_regions, sizeof(*s->hot));
-		r = s->addr && s->pfn && s->acc && s->hot ? 0 : -ENOMEM;
+		s->fast = calloc(max_regions, sizeof(*s->fast));
+		s->hit = calloc(max_regions, sizeof(*s->hit));
+		r = s->addr && s->pfn && s->acc && s->hot && s->fast && s->hit ? 0 : -ENOMEM;
 	}
 	if (r < 0) {
 		abit_sampler_free(s);
@@ -179,6 +192,8 @@ void abit_sampler_free(struct abit_sampler *s)
 	free(s->pfn);
 	free(s->acc);
 	free(s->hot);
+	free(s->fast);
+	free(s->hit);
 	free(s);
 }
 
@@ -201,10 +216,14 @@ int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io)
 {
 	int aggregated = 0, r, n;
 
+	s->nhit = 0;
 	if (s->npend) {
 		r = abit_sample_read(io, s->addr, s->pfn, s->npend, s->acc);
 		if (r < 0)
 			return r;
+		for (size_t i = 0; i < s->npend; i++)
+			if (s->acc[i])
+				s->hit[s->nhit++] = s->addr[i];
 		aggregated = abit_regions_check(s->rs, s->acc, s->npend);
 		s->npend = 0;
 		if (aggregated == -ESTALE) /* regions updated since the marks */
@@ -215,11 +234,23 @@ int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io)
 	n = abit_regions_prepare(s->rs, s->addr, s->max);
 	if (n < 0)
 		return n;
-	r = abit_sample_mark(io, s->addr, (size_t)n, s->pfn);
+	r = abit_sample_mark(io, s->addr, (size_t)n, s->pfn, s->fast, &s->nfast);
 	if (r < 0)
 		return r;
 	s->npend = (size_t)n;
 	return aggregated;
+}
+
+const uint64_t *abit_sampler_hits(const struct abit_sampler *s, size_t *n)
+{
+	*n = s->nhit;
+	return s->hit;
+}
+
+const uint64_t *abit_sampler_fast(const struct abit_sampler *s, size_t *n)
+{
+	*n = s->nfast;
+	return s->fast;
 }
 
 const struct abit_range *abit_sampler_hot(struct abit_sampler *s, uint32_t min_accesses, size_t *n)

@@ -32,14 +32,17 @@ struct abit_sample_io {
 	pid_t pid;
 	const struct topology *topo; /* NULL: no node is slow */
 	bool *pfn_seen;		     /* set once a present page shows a PFN */
+	uint64_t fast_mask;	     /* fast nodes watched for demotion (cold_list_wanted()) */
 };
 
 /* Marks the slow pages among addr[0..n) idle. pfn[i] becomes the PFN marked for addr[i]
  * (with ABIT_SAMPLE_TAIL for a THP tail), or 0 when the page is not marked (absent, not on a
- * slow node, not on an LRU list). Returns how many were marked; -ESRCH when the process is
- * gone, -EPERM when pagemap hides PFNs and none was ever seen, other -errno. */
+ * slow node, not on an LRU list). With fast (may be NULL), the addresses of the present pages
+ * on a node of io->fast_mask are written there, *nfast how many (at most n): they are not
+ * marked. Returns how many were marked; -ESRCH when the process is gone, -EPERM when pagemap
+ * hides PFNs and none was ever seen, other -errno. */
 int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size_t n,
-		     uint64_t *pfn);
+		     uint64_t *pfn, uint64_t *fast, size_t *nfast);
 
 /* accessed[i] = pfn[i] was marked, addr[i] still maps it and its idle bit was cleared.
  * Returns how many were accessed; -ESRCH when the process is gone, other -errno. */
@@ -62,6 +65,12 @@ size_t abit_sampler_count(const struct abit_sampler *s);
 /* One sampling step. Returns 1 when it closed an aggregation interval (abit_sampler_hot() then
  * gives the new hot ranges), 0 otherwise, or the -errno of abit_sample_mark/read. */
 int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io);
+/* The last step's samples that were read back accessed (addresses, *n of them). Valid until
+ * the next step. */
+const uint64_t *abit_sampler_hits(const struct abit_sampler *s, size_t *n);
+/* The last step's samples that were on a node of io->fast_mask (addresses, *n of them): where
+ * the process has pages a demotion could take. Valid until the next step. */
+const uint64_t *abit_sampler_fast(const struct abit_sampler *s, size_t *n);
 /* The ranges of the last aggregation interval with at least min_accesses sampled accesses;
  * *n how many. Valid until the next step. */
 const struct abit_range *abit_sampler_hot(struct abit_sampler *s, uint32_t min_accesses, size_t *n);

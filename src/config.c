@@ -239,7 +239,7 @@ static const struct key_def keys[] = {
 	     0, "ms"),
     UINT_KEY("sources.abit", "max_pages_per_sec", sources.abit.max_pages_per_sec, 262144, 1,
 	     67108864, 0, "pages/s"),
-    ENUM_KEY("sources.abit", "mode", sources.abit.mode, ABIT_MODE_FULL, &enum_abit_mode),
+    ENUM_KEY("sources.abit", "mode", sources.abit.mode, ABIT_MODE_REGIONS, &enum_abit_mode),
     UINT_KEY("sources.abit", "max_regions", sources.abit.max_regions, 1000, 16, 65536, 0,
 	     "regions"),
     UINT_KEY("sources.abit", "max_watched_mib", sources.abit.max_watched_mib, 1024, 2, 1048576, 0,

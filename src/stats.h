@@ -38,6 +38,7 @@ enum stat_src_counter {
 	SS_THROTTLES,	    /* pghotd_throttle_events_total */
 	SS_MALFORMED,	    /* pghotd_records_malformed_total */
 	SS_PAGES_SCANNED,   /* pghotd_pages_scanned_total */
+	SS_SCAN_IO_BYTES,   /* pghotd_scan_io_bytes_total */
 	SS__COUNT
 };
 

@@ -190,8 +190,7 @@ static void defaults_match_the_documented_values(void **state)
 	assert_int_equal(cfg->promotion.batch, 512);
 	assert_int_equal(cfg->promotion.interval_ms, 100);
 	assert_int_equal(cfg->promotion.target, TARGET_ACCESSING_NODE);
-	/* Region sampling waits for its guest validation: the full scan stays the default. */
-	assert_int_equal(cfg->sources.abit.mode, ABIT_MODE_FULL);
+	assert_int_equal(cfg->sources.abit.mode, ABIT_MODE_REGIONS);
 	assert_int_equal(cfg->sources.abit.max_regions, 1000);
 	assert_string_equal(cfg->stats.file, "/run/pghotd/stats.prom");
 	assert_int_equal(cfg->stats.interval_ms, 10000);
@@ -452,8 +451,8 @@ static void abit_mode_and_max_regions_are_validated(void **state)
 	expect_one_error("sources = { abit = { max_regions = 8; }; };\n",
 			 "t.conf:1: sources.abit.max_regions: 8 is out of range; allowed 16..65536 "
 			 "(regions)");
-	cfg = load_ok("sources = { abit = { mode = \"regions\"; max_regions = 16; }; };\n");
-	assert_int_equal(cfg->sources.abit.mode, ABIT_MODE_REGIONS);
+	cfg = load_ok("sources = { abit = { mode = \"full\"; max_regions = 16; }; };\n");
+	assert_int_equal(cfg->sources.abit.mode, ABIT_MODE_FULL);
 	assert_int_equal(cfg->sources.abit.max_regions, 16);
 	config_free(cfg);
 }
@@ -878,7 +877,7 @@ static void print_of_a_changed_config_reads_back_equal(void **state)
 	    " pebs = { enabled = \"off\"; period = 333; ldlat = 30; stores = true; "
 	    "event = \"a\\\"b\\\\c\"; ring_pages = 2; };\n"
 	    " abit = { enabled = \"on\"; scan_interval_ms = 50; max_pages_per_sec = 9; "
-	    "mode = \"regions\"; max_regions = 64; max_watched_mib = 64; }; "
+	    "mode = \"full\"; max_regions = 64; max_watched_mib = 64; }; "
 	    "};\n"
 	    "hot_table = { capacity = 4096; };\n"
 	    "promotion = { threshold = 7; window_ms = 20; rate_limit_mbps = 0; batch = 3; "

@@ -192,6 +192,7 @@ static const char *const required[] = {
     "pghotd_throttle_events_total",
     "pghotd_records_malformed_total",
     "pghotd_pages_scanned_total",
+    "pghotd_scan_io_bytes_total",
     "pghotd_hot_pages",
     "pghotd_hot_table_replacements_total",
     "pghotd_hot_table_queue_full_total",
