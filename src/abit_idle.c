@@ -54,7 +54,7 @@ struct abit_region {
 	uint16_t idle_scans; /* consecutive scans without an access */
 	bool watch;	     /* mode regions: scanned for promotion */
 	bool seen;	     /* mode regions: a scan found accesses since the last aggregation */
-	bool fast_hint;	     /* mode regions: a sample found a page of a watched fast node */
+	bool fast_hint;	     /* mode regions: a sample found a watched fast node's page idle */
 	bool cold_scanned;   /* mode regions: scanned since it joined the cold window */
 	uint64_t cold_until; /* mode regions: in the cold window until this round; 0 not */
 	uint64_t next_round;
@@ -86,8 +86,9 @@ struct abit {
 	uint64_t slow_used;
 	bool slow_used_known;
 	uint64_t last_wake; /* the round of the last wake */
-	size_t nwatched;    /* mode regions: 2 MiB regions watched or in the cold window, all processes */
-	pid_t cold_pid;	    /* mode regions: where the cold window's walk goes on */
+	size_t
+	    nwatched; /* mode regions: 2 MiB regions watched or in the cold window, all processes */
+	pid_t cold_pid; /* mode regions: where the cold window's walk goes on */
 	uint64_t cold_vaddr;
 	struct access_sink sink;
 	struct stats *stats;
@@ -1150,7 +1151,7 @@ static struct abit_region *proc_region(struct abit_proc *p, uint64_t vaddr)
 	return lo < p->nreg && p->reg[lo].start <= vaddr ? &p->reg[lo] : NULL;
 }
 
-/* Mode regions, demotion wanted: the regions where the last step's samples found pages of a
+/* Mode regions, demotion wanted: the regions where the last step's samples found idle pages of a
  * watched fast node may hold cold pages; the cold window takes them from there. */
 static void proc_note_fast(struct abit_proc *p)
 {
@@ -1223,7 +1224,9 @@ static int proc_sample(struct abit *a, struct abit_proc *p)
 		return 0;
 	}
 	r = abit_sampler_step(p->smp, &io);
-	a->scanned += n;
+	/* Charged for every region; idle ones took turns. */
+	token_bucket_refund(&a->budget, n - abit_sampler_taken(p->smp));
+	a->scanned += abit_sampler_taken(p->smp);
 	if (r >= 0 && a->want)
 		proc_note_fast(p);
 	if (r == 1)
@@ -1326,7 +1329,8 @@ static void cold_window_leave(struct abit *a, struct abit_region *g)
 /* Mode regions: the cold window, which finds demotion's cold pages. The sampling regions
  * look at slow pages, and a region is watched for promotion where they see accesses, so
  * fast pages would be seen only there. While demotion wants pages (a->want), the 2 MiB
- * regions whose samples found pages of a watched fast node (fast_hint) are taken into the
+ * regions whose samples found a page of a watched fast node idle from one sampling step to
+ * the next (fast_hint) are taken into the
  * window in address order, round robin over the processes, up to half of max_watched_mib
  * (the other half is promotion's), and scanned page by page as the full scan does: each page
  * tracked with its idle time, offered once idle for demotion.min_idle_ms. A region leaves
@@ -1441,6 +1445,8 @@ static void abit_follow_arrivals(struct abit *a)
 		  (used - a->slow_used) >> 10);
 	a->slow_used = used;
 	for (size_t i = 0; i < a->nprocs; i++) {
+		if (a->procs[i].smp)
+			abit_sampler_wake(a->procs[i].smp);
 		for (size_t k = 0; k < a->procs[i].nreg; k++) {
 			struct abit_region *g = &a->procs[i].reg[k];
 
@@ -1620,11 +1626,12 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 	a->cold = deps->cold;
 	a->registry = deps->procs;
 	a->inner = deps->ops ? deps->ops : &idle_io_real_ops;
-	a->counting = (struct idle_io_ops){.pread = counting_pread,
-					   .pwrite = counting_pwrite,
-					   .now_ns = counting_now_ns,
-					   .page_nodes = a->inner->page_nodes ? counting_page_nodes : NULL,
-					   .ctx = a};
+	a->counting =
+	    (struct idle_io_ops){.pread = counting_pread,
+				 .pwrite = counting_pwrite,
+				 .now_ns = counting_now_ns,
+				 .page_nodes = a->inner->page_nodes ? counting_page_nodes : NULL,
+				 .ctx = a};
 	a->ops = &a->counting;
 	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
 	a->rng = deps->seed ? deps->seed : a->ops->now_ns(a->ops->ctx) ^ (uint64_t)getpid();

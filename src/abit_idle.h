@@ -15,12 +15,12 @@
  * (ABIT_HOT_SPEEDUP rounds), and after
  * ABIT_BACKOFF_SCANS such scans doubles its interval, up to ABIT_MAX_INTERVAL rounds, so the
  * scan follows the heat; a region holding pages of a fast node watched for demotion backs off
- * to a quarter of the demotion idle time at most, so its cold pages keep being offered. A token bucket holds the pagemap entries looked at to
- * sources.abit.max_pages_per_sec; regions the budget cannot pay for stay due and are served
- * first next round. Processes and their VMAs are re-read every ABIT_REFRESH_ROUNDS rounds
- * and after a reload; in the rounds between, one readdir of the procfs root finds the pids it
- * did not list before, and only those are read and added, so a new process is watched from its
- * first round without a re-read of every watched process.
+ * to a quarter of the demotion idle time at most, so its cold pages keep being offered. A token
+ * bucket holds the pagemap entries looked at to sources.abit.max_pages_per_sec; regions the budget
+ * cannot pay for stay due and are served first next round. Processes and their VMAs are re-read
+ * every ABIT_REFRESH_ROUNDS rounds and after a reload; in the rounds between, one readdir of the
+ * procfs root finds the pids it did not list before, and only those are read and added, so a new
+ * process is watched from its first round without a re-read of every watched process.
  *
  * With sources.abit.mode = "regions" a round is preceded by ABIT_SAMPLES_PER_ROUND - 1 sampling
  * steps (abit_round runs one step per call, and every ABIT_SAMPLES_PER_ROUND-th call is also a
@@ -40,7 +40,8 @@
  * list once per idle episode, or again after the list's epoch changed. An access to a fast page
  * is not delivered to the sink, and does not make its region scanned more often. With no node
  * wanted, fast pages stay untracked and a page costs what it did before. In mode "regions" the
- * samples also note the 2 MiB regions holding pages of a watched fast node, and a cold window
+ * samples also mark pages of watched fast nodes and note the 2 MiB regions where one stayed
+ * idle from one step to the next, and a cold window
  * (half of sources.abit.max_watched_mib at most) scans them page by page in turn, each for
  * the idle time and a half, so their cold pages are offered as the full scan offers them.
  *
@@ -76,8 +77,9 @@ struct stats;
 /* Mode "regions": sampling steps per round, per aggregation interval (one scan interval), and
  * the fewest pages per sampling region a process is given. A sampled page costs about five
  * 8-byte system calls and two reverse-map walks in the kernel, several times a scanned page,
- * so a region is sampled only four times a scan interval. */
-#define ABIT_SAMPLES_PER_ROUND 2
+ * so a region is sampled eight times a scan interval at most, and cold ones take turns
+ * (abit_regions_sample_every()). */
+#define ABIT_SAMPLES_PER_ROUND 4
 #define ABIT_SAMPLES_PER_AGGR  (ABIT_SAMPLES_PER_ROUND * ABIT_HOT_SPEEDUP)
 #define ABIT_REGION_MIN_PAGES  16
 

@@ -28,6 +28,7 @@ struct abit_regions {
 	size_t nmerged;	     /* regions after the last merge */
 	size_t last_split_n; /* regions at the last split */
 	size_t nsubs;	     /* pieces per region of the split under way */
+	uint64_t tick;	     /* prepares so far: which idle regions this one samples */
 };
 
 uint64_t abit_rng_splitmix64(void *ctx)
@@ -309,14 +310,28 @@ int abit_regions_update(struct abit_regions *rs, const struct abit_range *ranges
 
 /* ---- sampling --------------------------------------------------------------------------- */
 
+uint32_t abit_regions_sample_every(uint32_t idle_aggrs)
+{
+	uint32_t k = idle_aggrs / 2, every = 1;
+
+	while (k-- && every < ABIT_REGIONS_MAX_SKIP)
+		every *= 2;
+	return every;
+}
+
 int abit_regions_prepare(struct abit_regions *rs, uint64_t *addr, size_t cap)
 {
 	if (cap < rs->live.n)
 		return -ENOBUFS;
+	rs->tick++;
 	for (size_t i = 0; i < rs->live.n; i++) {
 		const struct abit_region_info *r = &rs->live.r[i];
 
-		addr[i] = r->start + rand_below(rs, rgn_pages(rs, r)) * rs->p.page_size;
+		/* Idle regions take turns, so each step samples about as many of them. */
+		if ((rs->tick + i) % abit_regions_sample_every(r->idle_aggrs))
+			addr[i] = 0;
+		else
+			addr[i] = r->start + rand_below(rs, rgn_pages(rs, r)) * rs->p.page_size;
 	}
 	rs->pending = true;
 	rs->npending = rs->live.n;
@@ -359,6 +374,12 @@ int abit_regions_check(struct abit_regions *rs, const bool *accessed, size_t n)
 	rs->nsamples = 0;
 	aggregate(rs);
 	return 1;
+}
+
+void abit_regions_wake(struct abit_regions *rs)
+{
+	for (size_t i = 0; i < rs->live.n; i++)
+		rs->live.r[i].idle_aggrs = 0;
 }
 
 /* ---- queries ---------------------------------------------------------------------------- */
@@ -420,13 +441,43 @@ uint64_t abit_regions_size_limit(const struct abit_regions *rs)
 	return rs->limit;
 }
 
+/* Samples a region that looks idle from its first aggregation interval on (it holds the band
+ * but no sample hit it yet) gets in its first k intervals at least: idleness a takes turns of
+ * abit_regions_sample_every(a), and m steps at one turn length e hold floor(m / e) turns. */
+static uint64_t samples_while_idle(uint64_t k, uint32_t samples_per_aggr)
+{
+	uint64_t n = 0, j = 0;
+
+	while (j < k) {
+		uint32_t e = abit_regions_sample_every((uint32_t)(j < UINT32_MAX ? j : UINT32_MAX));
+		uint64_t len = 1;
+
+		/* The turn length holds while idleness stays below the next doubling. */
+		while (j + len < k && abit_regions_sample_every((uint32_t)(j + len)) == e)
+			len++;
+		n += len * samples_per_aggr / e;
+		j += len;
+	}
+	return n;
+}
+
 uint64_t abit_regions_miss_bound(uint64_t span_pages, uint64_t band_pages, uint32_t min_regions,
 				 uint32_t samples_per_aggr, uint32_t efolds)
 {
 	uint64_t lim = (span_pages + min_regions - 1) / min_regions;
-	uint64_t per_aggr = (uint64_t)samples_per_aggr * band_pages;
+	uint64_t need = (efolds * lim + band_pages - 1) / band_pages, k = 1;
+	uint64_t full = 0, settled = 0;
 
-	return (efolds * lim + per_aggr - 1) / per_aggr;
+	/* Turns settle at the longest after a few intervals; past that, each interval adds
+	 * samples_per_aggr / ABIT_REGIONS_MAX_SKIP. */
+	while (abit_regions_sample_every((uint32_t)settled) < ABIT_REGIONS_MAX_SKIP)
+		settled++;
+	for (k = 1; k <= settled; k++)
+		if (samples_while_idle(k, samples_per_aggr) >= need)
+			return k;
+	full = samples_while_idle(settled, samples_per_aggr);
+	return settled +
+	       ((need - full) * ABIT_REGIONS_MAX_SKIP + samples_per_aggr - 1) / samples_per_aggr;
 }
 
 /* ---- life cycle ------------------------------------------------------------------------- */

@@ -12,13 +12,18 @@
  * Cost per sampling interval and memory follow the number of regions, never the size.
  *
  * The bound for a hot page (see abit_regions_miss_bound()): no region is larger than
- * L = ceil(span_pages / min_regions) pages, so each sampling interval samples each page
- * with probability at least 1 / L, independently per region. A band of w pages accessed in
- * every sampling interval is therefore reported by abit_regions_hot(rs, 1, ...) within k
- * aggregation intervals except with probability at most exp(-k * samples_per_aggr * w / L).
- * max_regions does not enter: it caps the cost; the size limit from min_regions is what
- * keeps the sampling dense. (It holds because max_regions >= 4 * min_regions leaves room
- * for regions of at most L over at most max_regions / 2 coalesced ranges.)
+ * L = ceil(span_pages / min_regions) pages, so each sample of a region finds a band of w
+ * pages accessed in every sampling interval with probability at least w / L, independently
+ * of the others; n samples all miss it with probability at most exp(-n * w / L). A region
+ * that looks idle (its band not found yet) is sampled in turns (abit_regions_sample_every():
+ * every interval for 2 aggregation intervals, every 2nd for 2, every 4th for 2, then every
+ * ABIT_REGIONS_MAX_SKIP-th), so the band is reported by abit_regions_hot(rs, 1, ...) within
+ * the k aggregation intervals whose samples reach n, except with probability at most
+ * exp(-n * w / L). max_regions does not enter: it caps the cost; the size limit from
+ * min_regions is what keeps the sampling dense. (It holds because max_regions >=
+ * 4 * min_regions leaves room for regions of at most L over at most max_regions / 2 coalesced
+ * ranges.) The turns are the price of sampling cold memory at an eighth of the cost, as the
+ * full scan backs off from cold regions.
  *
  * No I/O, no clock: time is the sequence of calls. Memory is fixed at abit_regions_new()
  * (two arrays of max_regions entries) apart from a transient array during an update.
@@ -71,9 +76,22 @@ void abit_regions_free(struct abit_regions *rs);
  * as not accessed). Drops a pending sample set. -EINVAL (state unchanged), -ENOMEM. */
 int abit_regions_update(struct abit_regions *rs, const struct abit_range *ranges, size_t n);
 
+/* Most sampling intervals between two samples of a long idle region. */
+#define ABIT_REGIONS_MAX_SKIP 8
+
+/* Sampling intervals between samples of a region idle for idle_aggrs aggregation intervals:
+ * 1 for 0-1, doubling every two more, up to ABIT_REGIONS_MAX_SKIP (from 6 on). */
+uint32_t abit_regions_sample_every(uint32_t idle_aggrs);
+
 /* Starts a sampling interval: writes the page to sample of each region into addr (region
- * order) and returns how many, or -ENOBUFS when cap is too small. */
+ * order; 0 for a region this interval skips: an idle region is sampled every
+ * abit_regions_sample_every() intervals, in turns, and its skipped samples count as not
+ * accessed) and returns how many entries, or -ENOBUFS when cap is too small. */
 int abit_regions_prepare(struct abit_regions *rs, uint64_t *addr, size_t cap);
+
+/* Every region counts as just accessed for the back-off: sampled every interval again, as
+ * when pages arrived on the slow tier (the idle regions may now hold them). */
+void abit_regions_wake(struct abit_regions *rs);
 
 /* Ends the sampling interval: accessed[i] for addr[i] of the last prepare. Returns 1 when it
  * closed an aggregation interval (snapshot taken, regions merged and split), 0 otherwise;
@@ -99,7 +117,8 @@ uint64_t abit_regions_size_limit(const struct abit_regions *rs);
 
 /* Aggregation intervals after which a band of band_pages pages, accessed in every sampling
  * interval, has been reported hot (count >= 1) except with probability at most exp(-efolds):
- * ceil(efolds * ceil(span_pages / min_regions) / (samples_per_aggr * band_pages)). */
+ * the fewest whose samples, in the turns of a region that looks idle, reach
+ * ceil(efolds * ceil(span_pages / min_regions) / band_pages). */
 uint64_t abit_regions_miss_bound(uint64_t span_pages, uint64_t band_pages, uint32_t min_regions,
 				 uint32_t samples_per_aggr, uint32_t efolds);
 

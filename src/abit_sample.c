@@ -57,10 +57,16 @@ static uint64_t idle_pfn(const struct abit_sample_io *io, uint64_t pfn)
 	}
 }
 
+/* The PFN of a marked sample, without its flags. */
+static uint64_t sample_pfn(uint64_t marked)
+{
+	return marked & ~(ABIT_SAMPLE_TAIL | ABIT_SAMPLE_FAST);
+}
+
 static uint64_t bit_pfn(uint64_t marked)
 {
-	return marked & ABIT_SAMPLE_TAIL ? (marked & ~ABIT_SAMPLE_TAIL) / THP_PFNS * THP_PFNS
-					 : marked;
+	return marked & ABIT_SAMPLE_TAIL ? sample_pfn(marked) / THP_PFNS * THP_PFNS
+					 : sample_pfn(marked);
 }
 
 /* Sets the page's idle bit; a PFN past the bitmap's last word (-EIO: the kernel moves 0
@@ -74,18 +80,19 @@ static int mark_one(const struct abit_sample_io *io, uint64_t marked, uint64_t *
 	return r == -EIO ? 0 : r;
 }
 
-int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size_t n, uint64_t *pfn,
-		     uint64_t *fast, size_t *nfast)
+int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size_t n, uint64_t *pfn)
 {
 	int marked = 0;
 
-	if (nfast)
-		*nfast = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t e, p, m;
-		int node, r = read_entry(io, addr[i], &e);
+		int node, r;
+		bool fast;
 
 		pfn[i] = 0;
+		if (!addr[i])
+			continue; /* skipped this step */
+		r = read_entry(io, addr[i], &e);
 		if (r < 0)
 			return r;
 		p = pagemap_pfn(e);
@@ -95,11 +102,11 @@ int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size
 			continue;
 		*io->pfn_seen = true;
 		node = page_node(io, addr[i], p);
-		if (nfast && node >= 0 && node < 64 && (io->fast_mask >> node & 1) &&
-		    !topology_node_is_slow(io->topo, node))
-			fast[(*nfast)++] = addr[i];
-		if (!topology_node_is_slow(io->topo, node) || !(m = idle_pfn(io, p)))
+		fast = node >= 0 && node < 64 && (io->fast_mask >> node & 1) &&
+		       !topology_node_is_slow(io->topo, node);
+		if ((!fast && !topology_node_is_slow(io->topo, node)) || !(m = idle_pfn(io, p)))
 			continue;
+		m |= fast ? ABIT_SAMPLE_FAST : 0;
 		r = mark_one(io, m, &pfn[i]);
 		if (r < 0)
 			return r;
@@ -109,10 +116,12 @@ int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size
 }
 
 int abit_sample_read(const struct abit_sample_io *io, const uint64_t *addr, const uint64_t *pfn,
-		     size_t n, bool *accessed)
+		     size_t n, bool *accessed, uint64_t *idle_fast, size_t *nidle)
 {
 	int found = 0;
 
+	if (nidle)
+		*nidle = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t e, w, p = bit_pfn(pfn[i]);
 		int r;
@@ -123,13 +132,18 @@ int abit_sample_read(const struct abit_sample_io *io, const uint64_t *addr, cons
 		r = read_entry(io, addr[i], &e);
 		if (r < 0)
 			return r;
-		if (pagemap_pfn(e) != (pfn[i] & ~ABIT_SAMPLE_TAIL))
+		if (pagemap_pfn(e) != sample_pfn(pfn[i]))
 			continue;
 		r = idle_bitmap_read_words(io->ops, io->bitmap_fd, p / 64, &w, 1);
 		if (r == -ENXIO)
 			continue; /* past the bitmap's end: reads as idle */
 		if (r < 0)
 			return r;
+		if (pfn[i] & ABIT_SAMPLE_FAST) {
+			if (((w >> (p % 64)) & 1) && idle_fast)
+				idle_fast[(*nidle)++] = addr[i];
+			continue;
+		}
 		accessed[i] = !((w >> (p % 64)) & 1);
 		found += accessed[i];
 	}
@@ -149,6 +163,7 @@ struct abit_sampler {
 	size_t nfast;
 	uint64_t *hit; /* the last step's samples read back accessed */
 	size_t nhit;
+	size_t ntaken; /* the last step's samples (regions it did not skip) */
 };
 
 int abit_sampler_new(uint32_t max_regions, uint32_t samples_per_aggr, uint64_t *rng_state,
@@ -217,8 +232,9 @@ int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io)
 	int aggregated = 0, r, n;
 
 	s->nhit = 0;
+	s->nfast = 0;
 	if (s->npend) {
-		r = abit_sample_read(io, s->addr, s->pfn, s->npend, s->acc);
+		r = abit_sample_read(io, s->addr, s->pfn, s->npend, s->acc, s->fast, &s->nfast);
 		if (r < 0)
 			return r;
 		for (size_t i = 0; i < s->npend; i++)
@@ -234,11 +250,24 @@ int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io)
 	n = abit_regions_prepare(s->rs, s->addr, s->max);
 	if (n < 0)
 		return n;
-	r = abit_sample_mark(io, s->addr, (size_t)n, s->pfn, s->fast, &s->nfast);
+	s->ntaken = 0;
+	for (int i = 0; i < n; i++)
+		s->ntaken += s->addr[i] != 0;
+	r = abit_sample_mark(io, s->addr, (size_t)n, s->pfn);
 	if (r < 0)
 		return r;
 	s->npend = (size_t)n;
 	return aggregated;
+}
+
+void abit_sampler_wake(struct abit_sampler *s)
+{
+	abit_regions_wake(s->rs);
+}
+
+size_t abit_sampler_taken(const struct abit_sampler *s)
+{
+	return s->ntaken;
 }
 
 const uint64_t *abit_sampler_hits(const struct abit_sampler *s, size_t *n)

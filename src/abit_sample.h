@@ -25,6 +25,8 @@ struct topology;
 
 /* A marked sample's PFN with this bit: the idle bit read is its THP head's. */
 #define ABIT_SAMPLE_TAIL (UINT64_C(1) << 63)
+/* A marked sample's PFN with this bit: the page is on a fast node of io->fast_mask. */
+#define ABIT_SAMPLE_FAST (UINT64_C(1) << 62)
 
 struct abit_sample_io {
 	const struct idle_io_ops *ops;
@@ -35,19 +37,22 @@ struct abit_sample_io {
 	uint64_t fast_mask;	     /* fast nodes watched for demotion (cold_list_wanted()) */
 };
 
-/* Marks the slow pages among addr[0..n) idle. pfn[i] becomes the PFN marked for addr[i]
- * (with ABIT_SAMPLE_TAIL for a THP tail), or 0 when the page is not marked (absent, not on a
- * slow node, not on an LRU list). With fast (may be NULL), the addresses of the present pages
- * on a node of io->fast_mask are written there, *nfast how many (at most n): they are not
- * marked. Returns how many were marked; -ESRCH when the process is gone, -EPERM when pagemap
- * hides PFNs and none was ever seen, other -errno. */
+/* Marks the slow pages among addr[0..n) idle, and the pages of the fast nodes of
+ * io->fast_mask (demotion watches them). pfn[i] becomes the PFN marked for addr[i] (with
+ * ABIT_SAMPLE_TAIL for a THP tail, ABIT_SAMPLE_FAST for a fast page), or 0 when the page is not
+ * marked (absent, on another node, not on an LRU list, or addr[i] is 0: skipped). Returns how
+ * many were marked; -ESRCH when the process is gone, -EPERM when pagemap hides PFNs and none
+ * was ever seen, other -errno. */
 int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size_t n,
-		     uint64_t *pfn, uint64_t *fast, size_t *nfast);
+		     uint64_t *pfn);
 
-/* accessed[i] = pfn[i] was marked, addr[i] still maps it and its idle bit was cleared.
- * Returns how many were accessed; -ESRCH when the process is gone, other -errno. */
+/* accessed[i] = pfn[i] was marked as a slow page, addr[i] still maps it and its idle bit was
+ * cleared. A fast page (ABIT_SAMPLE_FAST) is never reported accessed: when it is still mapped
+ * and its bit still set (idle since the mark), its address goes to idle_fast (may be NULL),
+ * *nidle how many. Returns how many were accessed; -ESRCH when the process is gone, other
+ * -errno. */
 int abit_sample_read(const struct abit_sample_io *io, const uint64_t *addr, const uint64_t *pfn,
-		     size_t n, bool *accessed);
+		     size_t n, bool *accessed, uint64_t *idle_fast, size_t *nidle);
 
 struct abit_sampler;
 
@@ -65,11 +70,16 @@ size_t abit_sampler_count(const struct abit_sampler *s);
 /* One sampling step. Returns 1 when it closed an aggregation interval (abit_sampler_hot() then
  * gives the new hot ranges), 0 otherwise, or the -errno of abit_sample_mark/read. */
 int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io);
+/* Pages the last step sampled (idle regions take turns: abit_regions_prepare()). */
+size_t abit_sampler_taken(const struct abit_sampler *s);
+/* Wakes the sampling of idle regions (abit_regions_wake()). */
+void abit_sampler_wake(struct abit_sampler *s);
 /* The last step's samples that were read back accessed (addresses, *n of them). Valid until
  * the next step. */
 const uint64_t *abit_sampler_hits(const struct abit_sampler *s, size_t *n);
-/* The last step's samples that were on a node of io->fast_mask (addresses, *n of them): where
- * the process has pages a demotion could take. Valid until the next step. */
+/* The last step's samples of pages on a node of io->fast_mask that stayed idle since the step
+ * before (addresses, *n of them): where the process has pages a demotion could take. Valid
+ * until the next step. */
 const uint64_t *abit_sampler_fast(const struct abit_sampler *s, size_t *n);
 /* The ranges of the last aggregation interval with at least min_accesses sampled accesses;
  * *n how many. Valid until the next step. */

@@ -250,18 +250,57 @@ static void test_hot_band_in_cold_memory_is_reported_within_the_bound(void **sta
 	}
 }
 
+/* Cold memory is sampled in turns: after six idle aggregation intervals a sampling interval
+ * samples one region in eight (the others get address 0), each region once in eight
+ * intervals; a wake brings every region back at once. */
+static void test_idle_regions_take_turns_until_woken(void **state)
+{
+	struct abit_range r = {BASE, BASE + GIB};
+	struct sim s;
+	size_t taken = 0;
+	int n;
+
+	(void)state;
+	sim_init(&s, MIN_REG, MAX_REG, 3);
+	sim_cover(&s, &r, 1);
+	for (int k = 0; k < 7; k++)
+		sim_aggregate(&s, MAX_REG);
+	n = abit_regions_prepare(s.rs, s.addr, MAX_REG);
+	assert_true(n >= MIN_REG);
+	for (int i = 0; i < n; i++)
+		taken += s.addr[i] != 0;
+	assert_true(taken >= (size_t)n / 8 && taken <= (size_t)n / 8 + 1);
+	memset(s.acc, 0, sizeof(s.acc));
+	assert_true(abit_regions_check(s.rs, s.acc, (size_t)n) >= 0);
+	abit_regions_wake(s.rs);
+	n = abit_regions_prepare(s.rs, s.addr, MAX_REG);
+	for (int i = 0; i < n; i++)
+		assert_true(s.addr[i] >= BASE && s.addr[i] < BASE + GIB);
+	sim_fini(&s);
+}
+
 /* The daemon's setting: min_regions = max_regions / 4, so L = ceil(4 * span / max_regions)
- * and the bound is ceil(10 * ceil(4 * span / max_regions) / (AGGR * w)). */
+ * and ceil(10 * L / w) samples are needed; a region that looks idle takes turns of 1, 2, 4
+ * (two aggregation intervals each) and then 8 sampling intervals, so the first six intervals
+ * hold 2 * AGGR + AGGR + AGGR / 2 samples and each later one AGGR / 8. */
 static void test_bound_with_min_regions_a_quarter_of_max(void **state)
 {
 	const uint32_t min = MAX_REG / 4;
+	const uint64_t need = (10 * ((4 * (GIB / PAGE) + MAX_REG - 1) / MAX_REG) + 15) / 16;
+	const uint64_t six = 2 * AGGR + AGGR + AGGR / 2;
 	uint64_t bound = abit_regions_miss_bound(GIB / PAGE, 16, min, AGGR, 10);
 	int found;
 
 	(void)state;
-	assert_int_equal(bound,
-			 (10 * ((4 * (GIB / PAGE) + MAX_REG - 1) / MAX_REG) + AGGR * 16 - 1) /
-			     (AGGR * 16));
+	assert_true(need > six);
+	assert_int_equal(bound, 6 + ((need - six) * 8 + AGGR - 1) / AGGR);
+	/* 2 MiB: ceil(10 * 1049 / 512) = 21 samples, one more than the first interval holds. */
+	assert_int_equal(abit_regions_miss_bound(GIB / PAGE, 512, min, AGGR, 10), 2);
+	assert_int_equal(abit_regions_sample_every(0), 1);
+	assert_int_equal(abit_regions_sample_every(3), 2);
+	assert_int_equal(abit_regions_sample_every(5), 4);
+	assert_int_equal(abit_regions_sample_every(6), 8);
+	assert_int_equal(abit_regions_sample_every(1000), 8);
 	band_worst(min, 16 * PAGE, 100, (int)bound, &found, NULL);
 	printf("band of 16 pages in 1 GiB, max_regions %u, min_regions %u: reported after at "
 	       "most %d aggregation intervals (bound %llu)\n",
@@ -593,6 +632,7 @@ int main(void)
 	    cmocka_unit_test(test_uniform_cold_memory_merges_down_to_min_regions),
 	    cmocka_unit_test(test_hot_band_in_cold_memory_is_reported_within_the_bound),
 	    cmocka_unit_test(test_bound_with_min_regions_a_quarter_of_max),
+	    cmocka_unit_test(test_idle_regions_take_turns_until_woken),
 	    cmocka_unit_test(test_two_bands_of_different_frequency_stay_separate),
 	    cmocka_unit_test(test_regions_follow_vma_growth_and_shrink),
 	    cmocka_unit_test(test_many_small_vmas_are_coalesced_across_small_gaps),

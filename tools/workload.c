@@ -59,7 +59,9 @@ struct wl_opts {
 	double zipf_s;
 	double phase_change_s; /* 0 = never */
 	bool thp;
-	double cold_sweep_s; /* 0 = never */
+	unsigned long unit_kib; /* --unit-kib: hot unit size; 0 = a page (2 MiB with thp) */
+	bool query_hot;		/* --query-hot: samples during the run query the hot pages only */
+	double cold_sweep_s;	/* 0 = never */
 	double duration_s;
 	double interval_s;
 	double rate; /* accesses per second, 0 = as fast as possible */
@@ -97,6 +99,13 @@ struct wl {
 	size_t nhot;	/* hot units per phase */
 	size_t *order;	/* shuffled unit indices: phase p's hot set is order[p*nhot ..] */
 	bool *hot_page; /* the current phase's hot pages */
+	/* --query-hot: while hot_only, samples query the hot pages (hq_addr, their page indices
+	 * hq_idx, nhq of them) and the cold pages keep their last status. */
+	bool hot_only;
+	void **hq_addr;
+	size_t *hq_idx;
+	int *hq_status;
+	size_t nhq;
 	double *zipf_cdf;
 	void **addrs;
 	int *status;
@@ -107,9 +116,9 @@ struct wl {
 	uint64_t accesses;
 	int phase;
 	double phase_start;
-	double t95[2]; /* seconds from the phase's start to 95% of its hot set on fast; <0 none */
-	double moved_at;  /* --move-at: when the move ended (seconds into the run), <0 not yet */
-	double t95_move;  /* seconds from then to 95% of the hot set on fast again; <0 none */
+	double t95[2];	 /* seconds from the phase's start to 95% of its hot set on fast; <0 none */
+	double moved_at; /* --move-at: when the move ended (seconds into the run), <0 not yet */
+	double t95_move; /* seconds from then to 95% of the hot set on fast again; <0 none */
 	FILE *out;
 	struct wl_thread thr[MAX_THREADS];
 };
@@ -155,9 +164,35 @@ static long wl_mbind(void *addr, size_t len, int mode, int node)
 		       node >= 0 ? MAX_NODE + 2 : 0, 0);
 }
 
+/* --query-hot: the hot pages' nodes into w->status, the others' left as they were. */
+static int wl_query_hot(struct wl *w)
+{
+	if (!w->hq_addr) {
+		size_t n = w->nhot * w->page_per_unit;
+
+		w->hq_addr = calloc(n ? n : 1, sizeof(*w->hq_addr));
+		w->hq_idx = calloc(n ? n : 1, sizeof(*w->hq_idx));
+		w->hq_status = calloc(n ? n : 1, sizeof(*w->hq_status));
+		if (!w->hq_addr || !w->hq_idx || !w->hq_status)
+			return -ENOMEM;
+		for (size_t i = 0; i < w->npages && w->nhq < n; i++)
+			if (w->hot_page[i]) {
+				w->hq_idx[w->nhq] = i;
+				w->hq_addr[w->nhq++] = w->addrs[i];
+			}
+	}
+	if (syscall(SYS_move_pages, 0, w->nhq, w->hq_addr, NULL, w->hq_status, 0) < 0)
+		return -errno;
+	for (size_t i = 0; i < w->nhq; i++)
+		w->status[w->hq_idx[i]] = w->hq_status[i];
+	return 0;
+}
+
 /* Node of every page into w->status (negative errno for a page not present). */
 static int wl_query(struct wl *w)
 {
+	if (w->hot_only)
+		return wl_query_hot(w);
 	if (syscall(SYS_move_pages, 0, w->npages, w->addrs, NULL, w->status, 0) < 0)
 		return -errno;
 	return 0;
@@ -178,7 +213,9 @@ static int wl_alloc(struct wl *w)
 	/* 2 MiB alignment so every unit can be one huge page. */
 	w->base = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
 	w->npages = len / PAGE;
-	w->page_per_unit = w->o.thp ? HUGE_PAGE / PAGE : 1;
+	w->page_per_unit = w->o.unit_kib ? w->o.unit_kib * 1024 / PAGE
+			   : w->o.thp	 ? HUGE_PAGE / PAGE
+					 : 1;
 	w->nunits = w->npages / w->page_per_unit;
 	w->nhot = (size_t)(w->o.hot_fraction * (double)w->nunits + 0.5);
 	if (w->nhot == 0 && w->o.hot_fraction > 0)
@@ -397,8 +434,8 @@ static void wl_sample(struct wl *w, double t, bool show)
 			"workload: %6.1f s  hot on node %d: %zu/%zu (%.1f%%)  cold on node %d: %zu "
 			" accesses: %llu\n",
 			t, w->o.fast_node, hot, nhot_pages,
-			nhot_pages ? 100.0 * (double)hot / (double)nhot_pages : 0.0, w->o.fast_node, cold,
-			(unsigned long long)wl_accesses(w));
+			nhot_pages ? 100.0 * (double)hot / (double)nhot_pages : 0.0, w->o.fast_node,
+			cold, (unsigned long long)wl_accesses(w));
 }
 
 /* --move-at: every page of the buffer to node move_to, as an operator's migratepages would
@@ -437,6 +474,7 @@ static void wl_loop(struct wl *w)
 	 * not a hundred), 1024 when not. */
 	int batch = w->o.rate > 0 && w->o.rate < 10240 ? 1 + (int)(w->o.rate / 10) : 1024;
 	wl_sample(w, 0, w->o.progress);
+	w->hot_only = w->o.query_hot;
 	next_sample = w->o.interval_s;
 	while (!stop_requested && t < w->o.duration_s) {
 		if (w->o.nthreads || w->nhot == 0) {
@@ -471,6 +509,7 @@ static void wl_loop(struct wl *w)
 		if (w->o.rate > 0)
 			wl_pace(w, t);
 	}
+	w->hot_only = false; /* the summary counts every page */
 	wl_sample(w, wl_now() - start, w->o.progress);
 }
 
@@ -550,15 +589,23 @@ static void wl_usage(FILE *f)
 	    "Places a buffer on the slow node, accesses a hot set of it and records page "
 	    "placement.\n\n"
 	    "  -s, --size-mib N        buffer size in MiB (64)\n"
-	    "  -f, --hot-fraction F    fraction of the buffer that is hot, 0 <= F <= 1 (0.1); with 0\n"
+	    "  -f, --hot-fraction F    fraction of the buffer that is hot, 0 <= F <= 1 (0.1); with "
+	    "0\n"
 	    "                          nothing is accessed after placement (a cold ballast)\n"
 	    "  -p, --pattern P         uniform or zipf (uniform)\n"
 	    "      --zipf-s S          Zipf exponent (1.0)\n"
 	    "      --phase-change T    move the hot set after T seconds (never)\n"
 	    "      --thp on|off        huge pages; with on, hot units are 2 MiB (off)\n"
+	    "      --unit-kib N        hot units of N KiB (a multiple of 4; with --thp on, of\n"
+	    "                          2048), contiguous pages hot together (a page; 2 MiB with "
+	    "THP)\n"
 	    "      --cold-sweep S      read every cold page once every S seconds (never)\n"
 	    "  -d, --duration T        seconds of access (10)\n"
 	    "  -i, --interval T        seconds between placement samples (0.5)\n"
+	    "      --query-hot         samples during the run ask move_pages(2) for the hot pages\n"
+	    "                          only (the cold pages' figures then come from the first and\n"
+	    "                          last samples): for buffers of gigabytes, whose full query\n"
+	    "                          would take the access loop's time\n"
 	    "      --rate N            accesses per second, 0 = as fast as possible (0)\n"
 	    "      --slow-node N       node the buffer starts on (1)\n"
 	    "      --fast-node N       node counted as fast (0)\n"
@@ -595,6 +642,8 @@ enum {
 	OPT_ZIPF_S = 256,
 	OPT_PHASE,
 	OPT_THP,
+	OPT_UNIT,
+	OPT_QUERY_HOT,
 	OPT_SWEEP,
 	OPT_RATE,
 	OPT_SLOW,
@@ -657,6 +706,15 @@ static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
 			return -EINVAL;
 		o->thp = !strcmp(arg, "on");
 		return 0;
+	case OPT_UNIT:
+		if (wl_parse_double(arg, 4, 1 << 20, &v) < 0 || (unsigned long)v % 4 ||
+		    v != (double)(unsigned long)v)
+			return -EINVAL;
+		o->unit_kib = (unsigned long)v;
+		return 0;
+	case OPT_QUERY_HOT:
+		o->query_hot = true;
+		return 0;
 	case OPT_SWEEP:
 		return wl_parse_double(arg, 0, 1e6, &o->cold_sweep_s);
 	case 'd':
@@ -710,6 +768,8 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 	    {"zipf-s", required_argument, NULL, OPT_ZIPF_S},
 	    {"phase-change", required_argument, NULL, OPT_PHASE},
 	    {"thp", required_argument, NULL, OPT_THP},
+	    {"unit-kib", required_argument, NULL, OPT_UNIT},
+	    {"query-hot", no_argument, NULL, OPT_QUERY_HOT},
 	    {"cold-sweep", required_argument, NULL, OPT_SWEEP},
 	    {"duration", required_argument, NULL, 'd'},
 	    {"interval", required_argument, NULL, 'i'},
@@ -746,15 +806,27 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 		return -EINVAL;
 	}
 	if (o->move_at_s > 0 && o->nthreads) {
-		fprintf(stderr, "workload: --move-at moves from the main thread: no --thread-cpus\n");
+		fprintf(stderr,
+			"workload: --move-at moves from the main thread: no --thread-cpus\n");
 		return -EINVAL;
 	}
 	if (o->nthreads && (o->pattern != PAT_UNIFORM || o->phase_change_s > 0)) {
-		fprintf(stderr, "workload: --thread-cpus takes the uniform pattern, no phase change\n");
+		fprintf(stderr,
+			"workload: --thread-cpus takes the uniform pattern, no phase change\n");
 		return -EINVAL;
 	}
 	if (o->thp && o->size_mib % 2) {
 		fprintf(stderr, "workload: --thp on needs an even --size-mib\n");
+		return -EINVAL;
+	}
+	if (o->query_hot && (o->phase_change_s > 0 || o->move_at_s > 0)) {
+		fprintf(stderr, "workload: --query-hot takes no --phase-change or --move-at\n");
+		return -EINVAL;
+	}
+	if ((o->thp && o->unit_kib % 2048) ||
+	    o->size_mib * 1024 % (o->unit_kib ? o->unit_kib : 4)) {
+		fprintf(stderr, "workload: --unit-kib must divide --size-mib (and be a multiple of "
+				"2048 with --thp on)\n");
 		return -EINVAL;
 	}
 	return 0;
