@@ -126,7 +126,6 @@ struct abit {
 
 	/* Per-round scratch. */
 	const struct pghotd_config *cfg;
-	bool regions; /* cfg's mode is regions */
 	uint64_t now_ns;
 	uint64_t scanned, found;
 	int error;
@@ -386,7 +385,9 @@ static uint32_t sampler_size(uint32_t max, uint64_t pages)
 }
 
 /* Mode regions: the sampler of p over its VMAs (the 2 MiB regions, joined where they touch),
- * taken over from old (the same process) when it has the right size. */
+ * taken over from old (the same process) when it has the right size. A process of at most
+ * sources.abit.full_scan_mib gets none: it is scanned in full, as in mode full (what a sampled
+ * past left in its regions' watch state is dropped, their per-page state kept). */
 static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *old)
 {
 	struct abit_range *rg;
@@ -397,6 +398,16 @@ static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *o
 
 	if (a->cfg->sources.abit.mode != ABIT_MODE_REGIONS)
 		return 0;
+	for (size_t i = 0; i < p->nreg; i++)
+		pages += p->reg[i].npages;
+	if (pages * PAGEMAP_PAGE_SIZE <= (uint64_t)a->cfg->sources.abit.full_scan_mib << 20) {
+		for (size_t i = 0; old && old->smp && i < p->nreg; i++) {
+			p->reg[i].watch = p->reg[i].seen = false;
+			p->reg[i].cold_until = 0;
+			p->reg[i].cold_scanned = false;
+		}
+		return 0;
+	}
 	rg = malloc(p->nreg * sizeof(*rg));
 	if (!rg)
 		return -ENOMEM;
@@ -408,7 +419,6 @@ static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *o
 			rg[n - 1].end = end;
 		else
 			rg[n++] = (struct abit_range){.start = start, .end = end};
-		pages += p->reg[i].npages;
 	}
 	want = sampler_size(a->cfg->sources.abit.max_regions, pages);
 	if (!old || !old->smp)
@@ -1053,7 +1063,8 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 	for (size_t i = from; i < to && !p->gone; i++) {
 		struct abit_region *g = &p->reg[i];
 
-		if (g->next_round > a->round || (a->regions && !region_scanned(g)))
+		/* Mode regions samples a process with a sampler, and scans only what it watches. */
+		if (g->next_round > a->round || (p->smp && !region_scanned(g)))
 			continue;
 		if (!token_bucket_take(&a->budget, g->npages)) {
 			a->cur_pid = p->pid;
@@ -1223,6 +1234,10 @@ static int proc_sample(struct abit *a, struct abit_proc *p)
 			  io.pagemap_fd == -EPERM;
 		return 0;
 	}
+	/* A young process (abit_reread_young()) is still placing its data: regions that look
+	 * idle then are not cold yet, and are sampled every step until it settles. */
+	if (a->round < p->added + ABIT_REFRESH_ROUNDS)
+		abit_sampler_wake(p->smp);
 	r = abit_sampler_step(p->smp, &io);
 	/* Charged for every region; idle ones took turns. */
 	token_bucket_refund(&a->budget, n - abit_sampler_taken(p->smp));
@@ -1516,7 +1531,6 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 	if (a->reason[0])
 		return -EPERM;
 	a->cfg = cfg;
-	a->regions = regions;
 	a->now_ns = t0;
 	a->now_ms = t0 / 1000000;
 	/* No cold list, or demotion off: every fast page stays untracked, as before demotion. */

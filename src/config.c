@@ -242,6 +242,8 @@ static const struct key_def keys[] = {
     ENUM_KEY("sources.abit", "mode", sources.abit.mode, ABIT_MODE_REGIONS, &enum_abit_mode),
     UINT_KEY("sources.abit", "max_regions", sources.abit.max_regions, 1000, 16, 65536, 0,
 	     "regions"),
+    UINT_KEY("sources.abit", "full_scan_mib", sources.abit.full_scan_mib, 1024, 0, 1048576, 0,
+	     "MiB"),
     UINT_KEY("sources.abit", "max_watched_mib", sources.abit.max_watched_mib, 1024, 2, 1048576, 0,
 	     "MiB"),
 

@@ -66,6 +66,7 @@ struct pghotd_config {
 			enum abit_mode mode;
 			unsigned max_regions; /* per process, mode regions */
 			unsigned max_watched_mib; /* scanned page by page at once, all processes */
+			unsigned full_scan_mib;	  /* mode regions: smaller processes scanned in full */
 		} abit;
 	} sources;
 

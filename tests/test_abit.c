@@ -1514,6 +1514,7 @@ static void fx_regions_proc(struct fx *f)
 	f->seed = 12345;
 	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
 	f->cfg->sources.abit.max_regions = 64;
+	f->cfg->sources.abit.full_scan_mib = 0; /* sampled, however small */
 	fx_proc(f, 100, "app", 0, VA, VA + 16 * REGION);
 	/* The hot band's 64 pages at the start of region 5 (PFNs of one bitmap word), then every
 	 * 16th page of the others. */
@@ -1591,6 +1592,7 @@ static void test_region_mode_watches_a_sampled_access_at_once(void **state)
 	f->or_writes = true;
 	f->seed = 7;
 	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
+	f->cfg->sources.abit.full_scan_mib = 0;
 	fx_proc(f, 100, "app", 0, VA, VA + REGION);
 	for (uint64_t i = 0; i < 512; i++)
 		fx_map(f, 100, VA + i * 4096, SLOW_PFN + i, LRU);
@@ -1748,6 +1750,29 @@ static void test_region_mode_offers_idle_fast_pages_through_the_cold_window(void
 	assert_int_equal(abit_nr_tracked(f->a), 0);
 }
 
+/* Mode regions with the shipped full_scan_mib: a process of 32 MiB is scanned in full, every
+ * slow page tracked from the first round and no sampler; with the threshold under its size it
+ * is sampled, the per-page state going with the full scan. */
+static void test_region_mode_scans_small_processes_in_full(void **state)
+{
+	struct fx *f = *state;
+
+	fx_regions_proc(f);
+	f->cfg->sources.abit.full_scan_mib = 32;
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(abit_nr_sample_regions(f->a, 100), 0);
+	assert_int_equal(abit_nr_tracked(f->a), 64 + 15 * 32);
+	fx_access_band(f);
+	for (int i = 0; i < ABIT_SAMPLES_PER_ROUND; i++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(f->nev, 64);
+	f->cfg->sources.abit.full_scan_mib = 31;
+	f->cfg->generation++;
+	assert_int_equal(fx_round(f), 0);
+	assert_true(abit_nr_sample_regions(f->a, 100) > 0);
+	assert_int_equal(abit_nr_tracked(f->a), 0);
+}
+
 /* The mode follows a reload: full scans every region, regions samples, full again. */
 static void test_mode_follows_the_configuration(void **state)
 {
@@ -1774,6 +1799,7 @@ static void test_region_mode_hidden_pfns_make_the_source_unavailable(void **stat
 	struct fx *f = *state;
 
 	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
+	f->cfg->sources.abit.full_scan_mib = 0;
 	fx_proc(f, 100, "app", 0, VA, VA + REGION);
 	for (uint64_t i = 0; i < 512; i++)
 		fx_map(f, 100, VA + i * 4096, 0, 0);
@@ -1821,6 +1847,7 @@ int main(void)
 	    FX(test_region_mode_sees_pages_that_become_slow_later),
 	    FX(test_region_mode_offers_idle_fast_pages_through_the_cold_window),
 	    FX(test_region_mode_watches_a_sampled_access_at_once),
+	    FX(test_region_mode_scans_small_processes_in_full),
 	    FX(test_mode_follows_the_configuration),
 	    FX(test_region_mode_hidden_pfns_make_the_source_unavailable),
 	    FX(test_fast_pages_are_not_tracked_while_no_node_is_watched),
