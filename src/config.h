@@ -64,9 +64,9 @@ struct pghotd_config {
 			unsigned scan_interval_ms;
 			unsigned max_pages_per_sec;
 			enum abit_mode mode;
-			unsigned max_regions; /* per process, mode regions */
+			unsigned max_regions;	  /* per process, mode regions */
 			unsigned max_watched_mib; /* scanned page by page at once, all processes */
-			unsigned full_scan_mib;	  /* mode regions: smaller processes scanned in full */
+			unsigned full_scan_mib;	  /* mode regions: smaller ones scanned in full */
 		} abit;
 	} sources;
 
