@@ -61,6 +61,7 @@ struct wl_opts {
 	bool thp;
 	unsigned long unit_kib; /* --unit-kib: hot unit size; 0 = a page (2 MiB with thp) */
 	bool query_hot;		/* --query-hot: samples during the run query the hot pages only */
+	double tlb_flush_s;	/* --tlb-flush: flush the TLB this often (0 = never) */
 	double cold_sweep_s;	/* 0 = never */
 	double duration_s;
 	double interval_s;
@@ -102,6 +103,7 @@ struct wl {
 	/* --query-hot: while hot_only, samples query the hot pages (hq_addr, their page indices
 	 * hq_idx, nhq of them) and the cold pages keep their last status. */
 	bool hot_only;
+	void *flush_area; /* --tlb-flush */
 	void **hq_addr;
 	size_t *hq_idx;
 	int *hq_status;
@@ -456,6 +458,27 @@ static void wl_move_all(struct wl *w)
 	free(nodes);
 }
 
+/* --tlb-flush: x86 clears a page's Accessed bit without flushing its TLB entry (page_idle,
+ * ptep_clear_flush_young), so an access that hits a cached translation sets no bit. A
+ * hardware TLB holds a few thousand pages and a hot set larger than that keeps evicting them;
+ * the emulator's TLB holds far more, so some hot pages would look idle for good. Taking write
+ * access away from a populated range of 64 pages (over the kernel's 33-page ceiling for
+ * flushing page by page) flushes the whole mm's TLB, as the hardware's eviction would. */
+#define TLB_FLUSH_PAGES 64
+static void wl_flush_tlb(struct wl *w)
+{
+	if (!w->flush_area) {
+		w->flush_area = mmap(NULL, TLB_FLUSH_PAGES * PAGE, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (w->flush_area == MAP_FAILED) {
+			w->flush_area = NULL;
+			return;
+		}
+	}
+	mprotect(w->flush_area, TLB_FLUSH_PAGES * PAGE, PROT_READ);
+	mprotect(w->flush_area, TLB_FLUSH_PAGES * PAGE, PROT_READ | PROT_WRITE);
+}
+
 static void wl_pace(const struct wl *w, double t)
 {
 	double ahead = (double)w->accesses / w->o.rate - t;
@@ -469,6 +492,7 @@ static void wl_loop(struct wl *w)
 {
 	double start = wl_now(), t = 0;
 	double next_sample = 0, next_sweep = w->o.cold_sweep_s, next_progress = 1.0;
+	double next_flush = w->o.tlb_flush_s;
 	/* Accesses between clock reads: about 100 ms worth when paced (samples stay on time
 	 * to a tenth of a second, and hundreds of paced processes wake ten times a second each,
 	 * not a hundred), 1024 when not. */
@@ -494,6 +518,10 @@ static void wl_loop(struct wl *w)
 		if (w->o.phase_change_s > 0 && w->phase == 0 && t >= w->o.phase_change_s) {
 			wl_mark_phase(w, 1);
 			w->phase_start = t;
+		}
+		if (w->o.tlb_flush_s > 0 && t >= next_flush) {
+			wl_flush_tlb(w);
+			next_flush += w->o.tlb_flush_s;
 		}
 		if (w->o.cold_sweep_s > 0 && t >= next_sweep) {
 			wl_cold_sweep(w);
@@ -606,6 +634,10 @@ static void wl_usage(FILE *f)
 	    "                          only (the cold pages' figures then come from the first and\n"
 	    "                          last samples): for buffers of gigabytes, whose full query\n"
 	    "                          would take the access loop's time\n"
+	    "      --tlb-flush T       flush the TLB every T seconds, as a hardware TLB's "
+	    "evictions\n"
+	    "                          would (the emulator's TLB keeps hot translations, whose\n"
+	    "                          Accessed bits x86 then never sets again) (never)\n"
 	    "      --rate N            accesses per second, 0 = as fast as possible (0)\n"
 	    "      --slow-node N       node the buffer starts on (1)\n"
 	    "      --fast-node N       node counted as fast (0)\n"
@@ -644,6 +676,7 @@ enum {
 	OPT_THP,
 	OPT_UNIT,
 	OPT_QUERY_HOT,
+	OPT_TLB_FLUSH,
 	OPT_SWEEP,
 	OPT_RATE,
 	OPT_SLOW,
@@ -715,6 +748,8 @@ static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
 	case OPT_QUERY_HOT:
 		o->query_hot = true;
 		return 0;
+	case OPT_TLB_FLUSH:
+		return wl_parse_double(arg, 0.001, 1e6, &o->tlb_flush_s);
 	case OPT_SWEEP:
 		return wl_parse_double(arg, 0, 1e6, &o->cold_sweep_s);
 	case 'd':
@@ -770,6 +805,7 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 	    {"thp", required_argument, NULL, OPT_THP},
 	    {"unit-kib", required_argument, NULL, OPT_UNIT},
 	    {"query-hot", no_argument, NULL, OPT_QUERY_HOT},
+	    {"tlb-flush", required_argument, NULL, OPT_TLB_FLUSH},
 	    {"cold-sweep", required_argument, NULL, OPT_SWEEP},
 	    {"duration", required_argument, NULL, 'd'},
 	    {"interval", required_argument, NULL, 'i'},
