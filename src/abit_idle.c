@@ -357,14 +357,20 @@ static bool proc_selected(const struct abit *a, const struct pghotd_config *cfg,
 	return !info.kernel_thread && proc_filter_match(cfg, &info);
 }
 
+/* Mode regions: the region is neither watched nor in the cold window (its pages stay known). */
+static void region_clear_watch(struct abit_region *g)
+{
+	g->watch = false;
+	g->cold_until = 0;
+	g->cold_scanned = false;
+}
+
 static void region_unwatch(struct abit_region *g)
 {
 	region_forget_pages(g);
 	g->ntracked = 0;
 	g->nfast = 0;
-	g->watch = false;
-	g->cold_until = 0;
-	g->cold_scanned = false;
+	region_clear_watch(g);
 }
 
 /* Mode regions: the region is scanned page by page (for promotion, or in the cold window). */
@@ -402,9 +408,8 @@ static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *o
 		pages += p->reg[i].npages;
 	if (pages * PAGEMAP_PAGE_SIZE <= (uint64_t)a->cfg->sources.abit.full_scan_mib << 20) {
 		for (size_t i = 0; old && old->smp && i < p->nreg; i++) {
-			p->reg[i].watch = p->reg[i].seen = false;
-			p->reg[i].cold_until = 0;
-			p->reg[i].cold_scanned = false;
+			region_clear_watch(&p->reg[i]);
+			p->reg[i].seen = false;
 		}
 		return 0;
 	}
