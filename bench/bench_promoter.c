@@ -25,8 +25,9 @@
  * sides back to back (in a rotating order) and the ratios are the medians of the per-
  * repetition ratios: a burst then slows both sides of the ratios it falls in.
  *
- * Usage: bench_promoter [--slow NODE --fast NODE] [pages] [reps], node 0 for both (the host
- * setting), 65536 pages and 41 repetitions by default.
+ * Usage: bench_promoter [--slow NODE --fast NODE] [--near 0|1] [pages] [reps], node 0 for both
+ * (the host setting), 65536 pages and 41 repetitions by default; --near sets
+ * promotion.move_near_task (the shipped default otherwise).
  * Each side's time is split into move_pages (timed around each call) and the rest, so the
  * ratio can be read as kernel time (promoter/raw) and bookkeeping (microseconds per page).
  * Last line: promoter_vs_raw: <promoter/raw>. */
@@ -54,6 +55,7 @@
 struct bench {
 	size_t n;
 	int slow, fast; /* nodes: the pages start on slow, both sides move them to fast */
+	int near;	/* promotion.move_near_task, -1 the shipped default */
 	char *mem;
 	void **pages;
 	int *nodes, *back, *status; /* targets: fast (timed), slow (the reset) */
@@ -137,6 +139,8 @@ static void bench_setup(struct bench *b)
 	b->cfg->promotion.rate_limit_mbps = 0;
 	b->cfg->promotion.min_free_percent = 0;
 	b->cfg->promotion.batch = BATCH;
+	if (b->near >= 0)
+		b->cfg->promotion.move_near_task = b->near != 0;
 	if ((r = topology_apply_config(b->topo, b->cfg)) < 0)
 		die("topology_apply_config", r);
 	if ((r = hot_table_new(b->n * 8, b->n, &b->hot)) < 0)
@@ -151,11 +155,8 @@ static void bench_setup(struct bench *b)
 	b->ops = promoter_real_ops;
 	b->ops.move_pages = timed_move_pages;
 	timed = b;
-	d = (struct promoter_deps){.hot = b->hot,
-				   .procs = b->procs,
-				   .topo = b->topo,
-				   .stats = &b->stats,
-				   .ops = &b->ops};
+	d = (struct promoter_deps){
+	    .hot = b->hot, .procs = b->procs, .topo = b->topo, .stats = &b->stats, .ops = &b->ops};
 	if ((r = promoter_new(&d, &b->p)) < 0)
 		die("promoter_new", r);
 	b->now_ms = 1000;
@@ -252,7 +253,7 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	struct bench b = {.n = 65536};
+	struct bench b = {.n = 65536, .near = -1};
 	int reps = 41, arg = 1;
 	double *prom, *query, *raw, *r_prom, *r_query, *r_kernel, *outside;
 
@@ -261,6 +262,8 @@ int main(int argc, char **argv)
 			b.slow = atoi(argv[arg + 1]);
 		else if (strcmp(argv[arg], "--fast") == 0)
 			b.fast = atoi(argv[arg + 1]);
+		else if (strcmp(argv[arg], "--near") == 0)
+			b.near = atoi(argv[arg + 1]);
 		else
 			break;
 	}
@@ -269,7 +272,8 @@ int main(int argc, char **argv)
 	if (arg < argc)
 		reps = atoi(argv[arg++]);
 	if (b.n == 0 || reps <= 0 || arg < argc || b.slow < 0 || b.fast < 0) {
-		fprintf(stderr, "usage: bench_promoter [--slow NODE --fast NODE] [PAGES [REPS]]\n");
+		fprintf(stderr, "usage: bench_promoter [--slow NODE --fast NODE] [--near 0|1] "
+				"[PAGES [REPS]]\n");
 		return 2;
 	}
 	prom = calloc((size_t)reps, sizeof(*prom));
