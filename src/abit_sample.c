@@ -22,6 +22,12 @@ static int read_entry(const struct abit_sample_io *io, uint64_t addr, uint64_t *
 	return 0;
 }
 
+static void thp_met(const struct abit_sample_io *io)
+{
+	if (io->thp)
+		(*io->thp)++;
+}
+
 /* The node of the page at addr (PFN pfn), -1 when unknown or without a topology. */
 static int page_node(const struct abit_sample_io *io, uint64_t addr, uint64_t pfn)
 {
@@ -39,7 +45,7 @@ static int page_node(const struct abit_sample_io *io, uint64_t addr, uint64_t pf
 }
 
 /* The PFN whose idle bit stands for pfn (itself, or its THP head, flagged), or 0 for a page
- * page_idle does not track. */
+ * page_idle does not track; a THP page met counts in *io->thp. */
 static uint64_t idle_pfn(const struct abit_sample_io *io, uint64_t pfn)
 {
 	uint64_t flags = 0;
@@ -48,9 +54,12 @@ static uint64_t idle_pfn(const struct abit_sample_io *io, uint64_t pfn)
 		return 0;
 	switch (kpf_classify(flags)) {
 	case KPF_CLASS_PAGE:
+		return pfn;
 	case KPF_CLASS_THP_HEAD:
+		thp_met(io);
 		return pfn;
 	case KPF_CLASS_THP_TAIL:
+		thp_met(io);
 		return pfn | ABIT_SAMPLE_TAIL;
 	default:
 		return 0;
@@ -60,7 +69,7 @@ static uint64_t idle_pfn(const struct abit_sample_io *io, uint64_t pfn)
 /* The PFN of a marked sample, without its flags. */
 static uint64_t sample_pfn(uint64_t marked)
 {
-	return marked & ~(ABIT_SAMPLE_TAIL | ABIT_SAMPLE_FAST);
+	return marked & ~(ABIT_SAMPLE_TAIL | ABIT_SAMPLE_FAST | ABIT_SAMPLE_LAZY);
 }
 
 static uint64_t bit_pfn(uint64_t marked)
@@ -104,7 +113,12 @@ int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size
 		node = page_node(io, addr[i], p);
 		fast = node >= 0 && node < 64 && (io->fast_mask >> node & 1) &&
 		       !topology_node_is_slow(io->topo, node);
-		if ((!fast && !topology_node_is_slow(io->topo, node)) || !(m = idle_pfn(io, p)))
+		if (!fast && !topology_node_is_slow(io->topo, node))
+			continue;
+		/* Lazily, the bit is set unverified: the kernel ignores it for a page it does
+		 * not track, which then reads back "used", and only that is checked. */
+		m = io->precise ? idle_pfn(io, p) : p | ABIT_SAMPLE_LAZY;
+		if (!m)
 			continue;
 		m |= fast ? ABIT_SAMPLE_FAST : 0;
 		r = mark_one(io, m, &pfn[i]);
@@ -113,6 +127,16 @@ int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size
 		marked += pfn[i] != 0;
 	}
 	return marked;
+}
+
+/* A lazy sample that read back "used": its kpageflags tell an access (an LRU page or a THP
+ * head) from a page page_idle does not track, whose bit always reads 0 (a THP tail's: the
+ * mark went nowhere, and the sampler turns precise). */
+static bool lazy_used(const struct abit_sample_io *io, uint64_t pfn)
+{
+	uint64_t m = idle_pfn(io, pfn);
+
+	return m && !(m & ABIT_SAMPLE_TAIL);
 }
 
 int abit_sample_read(const struct abit_sample_io *io, const uint64_t *addr, const uint64_t *pfn,
@@ -124,27 +148,31 @@ int abit_sample_read(const struct abit_sample_io *io, const uint64_t *addr, cons
 		*nidle = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t e, w, p = bit_pfn(pfn[i]);
+		bool lazy = pfn[i] & ABIT_SAMPLE_LAZY, idle;
 		int r;
 
 		accessed[i] = false;
 		if (!pfn[i])
 			continue;
-		r = read_entry(io, addr[i], &e);
-		if (r < 0)
-			return r;
-		if (pagemap_pfn(e) != sample_pfn(pfn[i]))
-			continue;
+		if (!lazy) {
+			r = read_entry(io, addr[i], &e);
+			if (r < 0)
+				return r;
+			if (pagemap_pfn(e) != sample_pfn(pfn[i]))
+				continue;
+		}
 		r = idle_bitmap_read_words(io->ops, io->bitmap_fd, p / 64, &w, 1);
 		if (r == -ENXIO)
 			continue; /* past the bitmap's end: reads as idle */
 		if (r < 0)
 			return r;
+		idle = (w >> (p % 64)) & 1;
 		if (pfn[i] & ABIT_SAMPLE_FAST) {
-			if (((w >> (p % 64)) & 1) && idle_fast)
+			if (idle && idle_fast)
 				idle_fast[(*nidle)++] = addr[i];
 			continue;
 		}
-		accessed[i] = !((w >> (p % 64)) & 1);
+		accessed[i] = !idle && (!lazy || lazy_used(io, p));
 		found += accessed[i];
 	}
 	return found;
@@ -164,6 +192,9 @@ struct abit_sampler {
 	uint64_t *hit; /* the last step's samples read back accessed */
 	size_t nhit;
 	size_t ntaken; /* the last step's samples (regions it did not skip) */
+	/* Steps left marking precisely (abit_sample.h): set to precise_steps whenever a step
+	 * meets a THP page. */
+	uint32_t precise, precise_steps;
 };
 
 int abit_sampler_new(uint32_t max_regions, uint32_t samples_per_aggr, uint64_t *rng_state,
@@ -179,6 +210,7 @@ int abit_sampler_new(uint32_t max_regions, uint32_t samples_per_aggr, uint64_t *
 	if (!s)
 		return -ENOMEM;
 	s->max = max_regions;
+	s->precise_steps = 4 * samples_per_aggr;
 	r = abit_regions_new(&p, (struct abit_rng){.next = abit_rng_splitmix64, .ctx = rng_state},
 			     &s->rs);
 	if (r == 0) {
@@ -229,12 +261,15 @@ size_t abit_sampler_count(const struct abit_sampler *s)
 
 int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io)
 {
+	struct abit_sample_io sio = *io;
 	int aggregated = 0, r, n;
+	size_t thp = 0;
 
+	sio.thp = &thp;
 	s->nhit = 0;
 	s->nfast = 0;
 	if (s->npend) {
-		r = abit_sample_read(io, s->addr, s->pfn, s->npend, s->acc, s->fast, &s->nfast);
+		r = abit_sample_read(&sio, s->addr, s->pfn, s->npend, s->acc, s->fast, &s->nfast);
 		if (r < 0)
 			return r;
 		for (size_t i = 0; i < s->npend; i++)
@@ -253,16 +288,29 @@ int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io)
 	s->ntaken = 0;
 	for (int i = 0; i < n; i++)
 		s->ntaken += s->addr[i] != 0;
-	r = abit_sample_mark(io, s->addr, (size_t)n, s->pfn);
+	/* A THP met by the read-back turns this step's marks precise already. */
+	if (thp)
+		s->precise = s->precise_steps;
+	sio.precise = s->precise > 0;
+	r = abit_sample_mark(&sio, s->addr, (size_t)n, s->pfn);
 	if (r < 0)
 		return r;
 	s->npend = (size_t)n;
+	if (thp)
+		s->precise = s->precise_steps;
+	else if (s->precise)
+		s->precise--;
 	return aggregated;
 }
 
 void abit_sampler_wake(struct abit_sampler *s)
 {
 	abit_regions_wake(s->rs);
+}
+
+bool abit_sampler_precise(const struct abit_sampler *s)
+{
+	return s->precise > 0;
 }
 
 size_t abit_sampler_taken(const struct abit_sampler *s)

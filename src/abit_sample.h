@@ -3,11 +3,18 @@
  * the last step's samples, feeds abit_regions, and marks the next ones.
  *
  * Marking a page: its pagemap entry (is it present, which PFN), its node (the topology's
- * block map, or move_pages(2) without one), its kpageflags (only LRU pages and THP heads have
- * an idle flag of their own; a THP tail's is its head's, 512 PFNs aligned), then one 8-byte
- * bitmap write with only its bit set (a 0 bit changes nothing). Reading back: its pagemap
- * entry again, so a page that moved or went away since the mark is not reported, and its
- * bitmap word. About five 8-byte system calls per sampled slow page, one per other page.
+ * block map, or move_pages(2) without one), then one 8-byte bitmap write with only its bit set
+ * (a 0 bit changes nothing). Reading back: its bitmap word. A bit that reads 1 is a page
+ * page_idle tracks, idle since the mark. A bit that reads 0 is a page that was used, or one
+ * page_idle does not track (off the LRU lists, freed since, or a THP tail, whose idle flag is
+ * its head's): its kpageflags then tell which. About three 8-byte system calls per sampled
+ * page, four for one found used.
+ *
+ * Precise marking, for processes with THPs: kpageflags read before the mark, so a THP tail is
+ * marked through its head's bit (512 PFNs aligned) and a page it does not track is skipped,
+ * and the read-back checks that pagemap still maps the marked PFN: five calls per page. An
+ * abit_sampler turns precise when it meets a THP page and lazy again after 4 aggregation
+ * intervals without one.
  *
  * All I/O through struct idle_io_ops. Any thread; the arrays belong to the caller. */
 #ifndef PGHOTD_ABIT_SAMPLE_H
@@ -27,6 +34,8 @@ struct topology;
 #define ABIT_SAMPLE_TAIL (UINT64_C(1) << 63)
 /* A marked sample's PFN with this bit: the page is on a fast node of io->fast_mask. */
 #define ABIT_SAMPLE_FAST (UINT64_C(1) << 62)
+/* A marked sample's PFN with this bit: marked lazily, its kpageflags not read. */
+#define ABIT_SAMPLE_LAZY (UINT64_C(1) << 61)
 
 struct abit_sample_io {
 	const struct idle_io_ops *ops;
@@ -35,19 +44,25 @@ struct abit_sample_io {
 	const struct topology *topo; /* NULL: no node is slow */
 	bool *pfn_seen;		     /* set once a present page shows a PFN */
 	uint64_t fast_mask;	     /* fast nodes watched for demotion (cold_list_wanted()) */
+	bool precise;		     /* mark through kpageflags (see above); else lazily */
+	size_t *thp;		     /* NULL, or counts the THP pages met */
 };
 
 /* Marks the slow pages among addr[0..n) idle, and the pages of the fast nodes of
  * io->fast_mask (demotion watches them). pfn[i] becomes the PFN marked for addr[i] (with
- * ABIT_SAMPLE_TAIL for a THP tail, ABIT_SAMPLE_FAST for a fast page), or 0 when the page is not
- * marked (absent, on another node, not on an LRU list, or addr[i] is 0: skipped). Returns how
+ * ABIT_SAMPLE_TAIL for a THP tail, ABIT_SAMPLE_FAST for a fast page, ABIT_SAMPLE_LAZY unless
+ * io->precise), or 0 when the page is not marked (absent, on another node, not on an LRU list
+ * when precise, or addr[i] is 0: skipped). Returns how
  * many were marked; -ESRCH when the process is gone, -EPERM when pagemap hides PFNs and none
  * was ever seen, other -errno. */
 int abit_sample_mark(const struct abit_sample_io *io, const uint64_t *addr, size_t n,
 		     uint64_t *pfn);
 
-/* accessed[i] = pfn[i] was marked as a slow page, addr[i] still maps it and its idle bit was
- * cleared. A fast page (ABIT_SAMPLE_FAST) is never reported accessed: when it is still mapped
+/* accessed[i] = pfn[i] was marked as a slow page, its idle bit was cleared, and: marked
+ * precisely, addr[i] still maps it; lazily, its kpageflags say page_idle tracks it (an access
+ * to a page that moved since the mark and whose PFN went to another tracked page is then
+ * reported, a rare false access: it makes abit_idle watch the region, which finds nothing).
+ * A fast page (ABIT_SAMPLE_FAST) is never reported accessed: when (precise) it is still mapped
  * and its bit still set (idle since the mark), its address goes to idle_fast (may be NULL),
  * *nidle how many. Returns how many were accessed; -ESRCH when the process is gone, other
  * -errno. */
@@ -72,6 +87,9 @@ size_t abit_sampler_count(const struct abit_sampler *s);
 int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io);
 /* Pages the last step sampled (idle regions take turns: abit_regions_prepare()). */
 size_t abit_sampler_taken(const struct abit_sampler *s);
+/* Whether the next step marks precisely (a THP met lately). */
+bool abit_sampler_precise(const struct abit_sampler *s);
+
 /* Wakes the sampling of idle regions (abit_regions_wake()). */
 void abit_sampler_wake(struct abit_sampler *s);
 /* The last step's samples that were read back accessed (addresses, *n of them). Valid until

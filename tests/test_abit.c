@@ -63,7 +63,11 @@ struct fx {
 	size_t max_io; /* 0: no limit */
 	unsigned io_calls;
 	bool or_writes; /* writes set bits, as the kernel's bitmap does, instead of replacing */
-	uint64_t seed;	/* region sampling's */
+	/* With or_writes, as the kernel: a page page_idle does not track (kpageflags: not an LRU
+	 * page nor a THP head) ignores writes to its bit and reads 0. */
+	bool untracked_read_0;
+	ino_t bitmap_ino;
+	uint64_t seed;		/* region sampling's */
 	struct cold_list *cold; /* demotion tests: where cold fast pages go */
 	struct procs *registry; /* demotion tests: handles for the offers */
 };
@@ -129,21 +133,56 @@ static void fx_sink(void *ctx, const struct pghotd_config *cfg, const struct acc
 	}
 }
 
+/* The bits of the bitmap word at off whose pages page_idle tracks (see untracked_read_0). */
+static uint64_t fx_tracked(struct fx *f, uint64_t off)
+{
+	char path[256];
+	uint64_t flags[64] = {0}, mask = 0;
+	int fd;
+
+	fx_path(f, path, sizeof(path), "proc/kpageflags");
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_true(pread(fd, flags, sizeof(flags), (off_t)(off * 64)) >= 0);
+	close(fd);
+	for (int i = 0; i < 64; i++) {
+		enum kpf_class c = kpf_classify(flags[i]);
+
+		mask |= (uint64_t)(c == KPF_CLASS_PAGE || c == KPF_CLASS_THP_HEAD) << i;
+	}
+	return mask;
+}
+
+/* The fixture's bitmap file, under untracked_read_0. */
+static bool fx_kernel_bitmap(struct fx *f, int fd, size_t len)
+{
+	struct stat st;
+
+	return f->or_writes && f->untracked_read_0 && len % 8 == 0 && fstat(fd, &st) == 0 &&
+	       st.st_ino == f->bitmap_ino;
+}
+
 /* Test I/O: the real calls, optionally cut to max_io bytes, and a clock the test moves. */
 static ssize_t fx_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
 {
 	struct fx *f = ctx;
+	ssize_t r;
 
 	f->io_calls++;
 	if (f->max_io && len > f->max_io)
 		len = f->max_io;
-	return idle_io_real_ops.pread(NULL, fd, buf, len, off);
+	r = idle_io_real_ops.pread(NULL, fd, buf, len, off);
+	if (r > 0 && fx_kernel_bitmap(f, fd, len))
+		for (size_t i = 0; i < (size_t)r / 8; i++)
+			((uint64_t *)buf)[i] &= fx_tracked(f, off + i * 8);
+	return r;
 }
 
 static ssize_t fx_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_t off)
 {
 	struct fx *f = ctx;
 	uint64_t w[IDLE_BITMAP_IO_WORDS];
+	bool kernel = fx_kernel_bitmap(f, fd, len);
 
 	f->io_calls++;
 	if (f->max_io && len > f->max_io)
@@ -153,7 +192,8 @@ static ssize_t fx_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_
 		memset(w, 0, sizeof(w));
 		assert_true(idle_io_real_ops.pread(NULL, fd, w, len, off) >= 0);
 		for (size_t i = 0; i < len / 8; i++)
-			w[i] |= ((const uint64_t *)buf)[i];
+			w[i] |= ((const uint64_t *)buf)[i] &
+				(kernel ? fx_tracked(f, off + i * 8) : ~0ull);
 		buf = w;
 	}
 	return idle_io_real_ops.pwrite(NULL, fd, buf, len, off);
@@ -183,6 +223,7 @@ static int fx_setup(void **state)
 	char path[256], fixture[512];
 	static uint64_t zeros[NR_PFNS];
 	const char *dir = getenv("PGHOTD_FIXTURES");
+	struct stat st;
 
 	assert_non_null(f);
 	assert_non_null(dir);
@@ -202,6 +243,9 @@ static int fx_setup(void **state)
 	assert_int_equal(mkdir(path, 0755), 0);
 	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
 	write_file(path, zeros, NR_PFNS / 8);
+	assert_int_equal(stat(path, &st), 0);
+	f->bitmap_ino = st.st_ino;
+	f->untracked_read_0 = true;
 	fx_path(f, path, sizeof(path), "proc/kpageflags");
 	write_file(path, zeros, sizeof(zeros));
 
@@ -1434,25 +1478,20 @@ static void test_thread_runs_rounds_and_stops_promptly(void **state)
 
 /* ---- mode regions ------------------------------------------------------------------------ */
 
-/* Sampling through the fixture: a slow LRU page is marked and read back accessed after an
- * access; a fast page, a page off the LRU and an absent one are not marked; a THP tail is
- * marked through its head's bit; a page that moved since its mark reads as not accessed. */
-static void test_samples_are_marked_and_read_back_through_page_idle(void **state)
+/* Six samples in process 100, and io's files: [0] a slow LRU page, [1] a fast one, [2] a slow
+ * page off the LRU, [3] absent, [4] a tail of a THP whose head is *head, [5] a slow LRU page. */
+static void fx_samples(struct fx *f, struct abit_sample_io *io, uint64_t *addr, uint64_t *head)
 {
-	struct fx *f = *state;
 	char path[256];
-	bool seen = false, acc[6];
-	uint64_t addr[6], pfn[6], fast[6], head = SLOW_PFN + 512;
-	size_t nfast = 9;
-	struct abit_sample_io io = {.ops = &f->ops, .pid = 100, .topo = f->topo, .pfn_seen = &seen};
 
+	*head = SLOW_PFN + 512;
 	f->or_writes = true;
 	fx_proc(f, 100, "app", 0, VA, VA + 2 * REGION);
 	fx_map(f, 100, VA, SLOW_PFN + 5, LRU);
-	fx_map(f, 100, VA + 0x1000, 100, LRU);			  /* fast */
-	fx_map(f, 100, VA + 0x2000, SLOW_PFN + 6, 0);		  /* off the LRU */
-	fx_map(f, 100, VA + REGION, head, THP_HEAD);		  /* THP head */
-	fx_map(f, 100, VA + REGION + 0x3000, head + 3, THP_TAIL); /* and a tail of it */
+	fx_map(f, 100, VA + 0x1000, 100, LRU);			   /* fast */
+	fx_map(f, 100, VA + 0x2000, SLOW_PFN + 6, 0);		   /* off the LRU */
+	fx_map(f, 100, VA + REGION, *head, THP_HEAD);		   /* THP head */
+	fx_map(f, 100, VA + REGION + 0x3000, *head + 3, THP_TAIL); /* and a tail of it */
 	for (int i = 0; i < 6; i++)
 		addr[i] = VA + (uint64_t)i * 0x1000;
 	addr[3] = VA + 0x5000; /* absent */
@@ -1460,13 +1499,39 @@ static void test_samples_are_marked_and_read_back_through_page_idle(void **state
 	addr[5] = VA + 0x6000;
 	fx_map(f, 100, addr[5], SLOW_PFN + 7, LRU);
 	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
-	io.bitmap_fd = open(path, O_RDWR);
+	io->bitmap_fd = open(path, O_RDWR);
 	fx_path(f, path, sizeof(path), "proc/kpageflags");
-	io.kpf_fd = open(path, O_RDONLY);
+	io->kpf_fd = open(path, O_RDONLY);
 	fx_path(f, path, sizeof(path), "proc/100/pagemap");
-	io.pagemap_fd = open(path, O_RDONLY);
+	io->pagemap_fd = open(path, O_RDONLY);
+}
 
+static void fx_samples_close(struct abit_sample_io *io)
+{
+	close(io->bitmap_fd);
+	close(io->kpf_fd);
+	close(io->pagemap_fd);
+}
+
+/* Precise sampling through the fixture: a slow LRU page is marked and read back accessed after
+ * an access; a fast page, a page off the LRU and an absent one are not marked; a THP tail is
+ * marked through its head's bit; a page that moved since its mark reads as not accessed. */
+static void test_samples_are_marked_and_read_back_through_page_idle(void **state)
+{
+	struct fx *f = *state;
+	bool seen = false, acc[6];
+	uint64_t addr[6], pfn[6], fast[6], head;
+	size_t nfast = 9, thp = 0;
+	struct abit_sample_io io = {.ops = &f->ops,
+				    .pid = 100,
+				    .topo = f->topo,
+				    .pfn_seen = &seen,
+				    .precise = true,
+				    .thp = &thp};
+
+	fx_samples(f, &io, addr, &head);
 	assert_int_equal(abit_sample_mark(&io, addr, 6, pfn), 3);
+	assert_int_equal(thp, 1);
 	assert_int_equal(pfn[0], SLOW_PFN + 5);
 	assert_int_equal(pfn[1], 0);
 	assert_int_equal(pfn[2], 0);
@@ -1501,9 +1566,88 @@ static void test_samples_are_marked_and_read_back_through_page_idle(void **state
 	assert_int_equal(abit_sample_read(&io, addr, pfn, 6, acc, fast, &nfast), 0);
 	assert_false(acc[1]);
 	assert_int_equal(nfast, 0);
-	close(io.bitmap_fd);
-	close(io.kpf_fd);
-	close(io.pagemap_fd);
+	fx_samples_close(&io);
+}
+
+/* Lazy sampling: an idle sample costs its pagemap read, the bit's write and the bit's read;
+ * kpageflags are read only for a bit that reads 0, which tells a use (the LRU page) from a
+ * page page_idle ignores (off the LRU; a THP tail, counted in *io.thp). */
+static void test_lazy_samples_read_kpageflags_only_for_a_cleared_bit(void **state)
+{
+	struct fx *f = *state;
+	bool seen = false, acc[6];
+	uint64_t addr[6], pfn[6], head;
+	size_t thp = 0;
+	unsigned calls;
+	struct abit_sample_io io = {
+	    .ops = &f->ops, .pid = 100, .topo = f->topo, .pfn_seen = &seen, .thp = &thp};
+
+	fx_samples(f, &io, addr, &head);
+	calls = f->io_calls;
+	assert_int_equal(abit_sample_mark(&io, addr, 6, pfn), 4);
+	assert_int_equal(f->io_calls - calls, 6 + 4); /* six pagemap reads, four bit writes */
+	assert_int_equal(pfn[0], (SLOW_PFN + 5) | ABIT_SAMPLE_LAZY);
+	assert_int_equal(pfn[1], 0);
+	assert_int_equal(pfn[2], (SLOW_PFN + 6) | ABIT_SAMPLE_LAZY);
+	assert_int_equal(pfn[3], 0);
+	assert_int_equal(pfn[4], (head + 3) | ABIT_SAMPLE_LAZY);
+	assert_int_equal(thp, 0);
+	assert_true(fx_idle_bit(f, SLOW_PFN + 5));
+	assert_false(fx_idle_bit(f, SLOW_PFN + 6)); /* ignored, as the kernel does */
+	assert_false(fx_idle_bit(f, head));
+
+	fx_access(f, SLOW_PFN + 5);
+	calls = f->io_calls;
+	assert_int_equal(abit_sample_read(&io, addr, pfn, 6, acc, NULL, NULL), 1);
+	/* Four bit reads; kpageflags for the three that read 0: [0], [2] and [4]. */
+	assert_int_equal(f->io_calls - calls, 4 + 3);
+	assert_true(acc[0]);
+	assert_false(acc[1] || acc[2] || acc[3] || acc[4] || acc[5]);
+	assert_int_equal(thp, 1);
+	fx_samples_close(&io);
+}
+
+/* A sampler marks lazily until it meets a THP: a process whose slow pages are one THP has its
+ * first marks go nowhere (tails), reads that back, turns precise, and then finds the THP's
+ * use through its head. Once the THP is gone, 4 aggregation intervals without one turn it
+ * lazy again. */
+static void test_sampler_turns_precise_for_thps_and_back(void **state)
+{
+	struct fx *f = *state;
+	struct abit_sampler *smp;
+	struct abit_range r = {.start = VA, .end = VA + REGION};
+	bool seen = false;
+	uint64_t addr[6], head, rng = 7;
+	size_t nhit;
+	struct abit_sample_io io = {.ops = &f->ops, .pid = 100, .topo = f->topo, .pfn_seen = &seen};
+
+	fx_samples(f, &io, addr, &head);
+	fx_map(f, 100, VA, head, THP_HEAD);
+	for (uint64_t i = 1; i < 512; i++)
+		fx_map(f, 100, VA + i * 4096, head + i, THP_TAIL);
+	assert_int_equal(abit_sampler_new(16, 4, &rng, &smp), 0);
+	assert_int_equal(abit_sampler_update(smp, &r, 1), 0);
+	assert_int_equal(abit_sampler_step(smp, &io), 0);
+	assert_false(abit_sampler_precise(smp));
+	assert_false(fx_idle_bit(f, head)); /* tails marked: nothing set */
+	assert_int_equal(abit_sampler_step(smp, &io), 0);
+	assert_true(abit_sampler_precise(smp));
+	assert_true(fx_idle_bit(f, head));
+	fx_access(f, head);
+	assert_int_equal(abit_sampler_step(smp, &io), 0);
+	abit_sampler_hits(smp, &nhit);
+	assert_int_equal(nhit, abit_sampler_taken(smp));
+
+	/* The THP split into base pages: precise for 4 x 4 steps more, then lazy. */
+	for (uint64_t i = 0; i < 512; i++)
+		fx_map(f, 100, VA + i * 4096, head + i, LRU);
+	for (int i = 0; i < 4 * 4; i++) {
+		assert_true(abit_sampler_precise(smp));
+		assert_true(abit_sampler_step(smp, &io) >= 0);
+	}
+	assert_false(abit_sampler_precise(smp));
+	abit_sampler_free(smp);
+	fx_samples_close(&io);
 }
 
 /* A process of 16 regions of 2 MiB (8192 pages) with slow pages everywhere, max_regions 64:
@@ -1841,6 +1985,8 @@ int main(void)
 	    FX(test_region_populated_late_is_scanned_every_round_again),
 	    FX(test_thread_runs_rounds_and_stops_promptly),
 	    FX(test_samples_are_marked_and_read_back_through_page_idle),
+	    FX(test_lazy_samples_read_kpageflags_only_for_a_cleared_bit),
+	    FX(test_sampler_turns_precise_for_thps_and_back),
 	    FX(test_region_mode_finds_a_hot_band_within_the_bound),
 	    FX(test_region_mode_watches_no_more_than_the_cap),
 	    FX(test_region_mode_looks_at_cold_memory_through_samples_only),
