@@ -72,6 +72,7 @@ struct wl_opts {
 	bool progress;
 	const char *output;
 	const char *pid_file;
+	const char *done_file; /* --report-done: the accesses ended (before the summary) */
 	const char *misses; /* where to list the hot pages not on the fast node at exit */
 	int nthreads;	    /* 0: the main thread accesses; else one thread per cpu below */
 	double move_at_s;   /* --move-at: when to move the buffer to move_to (0 = never) */
@@ -644,6 +645,8 @@ static void wl_usage(FILE *f)
 	    "      --seed N            hot set and access seed (1)\n"
 	    "  -o, --output FILE       TSV time series (none; - for stdout)\n"
 	    "      --report-pid FILE   write the pid here once the buffer is placed\n"
+	    "      --report-done FILE  write the pid here once the accesses end (before the\n"
+	    "                          summary, whose placement count takes long for a big buffer)\n"
 	    "      --progress          a progress line on stderr every second\n"
 	    "      --misses FILE       at exit, list the hot pages not on the fast node\n"
 	    "      --thread-cpus LIST  access from one thread per CPU of LIST (0,1), each on its\n"
@@ -683,6 +686,7 @@ enum {
 	OPT_FAST,
 	OPT_SEED,
 	OPT_PID,
+	OPT_DONE,
 	OPT_PROGRESS,
 	OPT_MISSES,
 	OPT_THREADS,
@@ -775,6 +779,9 @@ static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
 	case OPT_PID:
 		o->pid_file = arg;
 		return 0;
+	case OPT_DONE:
+		o->done_file = arg;
+		return 0;
 	case OPT_PROGRESS:
 		o->progress = true;
 		return 0;
@@ -815,6 +822,7 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 	    {"seed", required_argument, NULL, OPT_SEED},
 	    {"output", required_argument, NULL, 'o'},
 	    {"report-pid", required_argument, NULL, OPT_PID},
+	    {"report-done", required_argument, NULL, OPT_DONE},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"misses", required_argument, NULL, OPT_MISSES},
 	    {"thread-cpus", required_argument, NULL, OPT_THREADS},
@@ -868,6 +876,7 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 	return 0;
 }
 
+/* Writes the pid to path (--report-pid, --report-done). */
 static int wl_write_pid(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -940,6 +949,8 @@ int main(int argc, char **argv)
 		return 1;
 	wl_loop(&w);
 	wl_threads_stop(&w);
+	if (w.o.done_file && wl_write_pid(w.o.done_file) < 0)
+		return 1;
 	wl_summary(&w, on_slow);
 	if (w.o.misses && wl_write_misses(&w, w.o.misses) < 0)
 		return 1;
