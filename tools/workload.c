@@ -73,9 +73,9 @@ struct wl_opts {
 	const char *output;
 	const char *pid_file;
 	const char *done_file; /* --report-done: the accesses ended (before the summary) */
-	const char *misses; /* where to list the hot pages not on the fast node at exit */
-	int nthreads;	    /* 0: the main thread accesses; else one thread per cpu below */
-	double move_at_s;   /* --move-at: when to move the buffer to move_to (0 = never) */
+	const char *misses;    /* where to list the hot pages not on the fast node at exit */
+	int nthreads;	       /* 0: the main thread accesses; else one thread per cpu below */
+	double move_at_s;      /* --move-at: when to move the buffer to move_to (0 = never) */
 	int move_to;
 	int thread_cpu[MAX_THREADS];
 };
@@ -646,7 +646,8 @@ static void wl_usage(FILE *f)
 	    "  -o, --output FILE       TSV time series (none; - for stdout)\n"
 	    "      --report-pid FILE   write the pid here once the buffer is placed\n"
 	    "      --report-done FILE  write the pid here once the accesses end (before the\n"
-	    "                          summary, whose placement count takes long for a big buffer)\n"
+	    "                          summary, whose placement count takes long for a big "
+	    "buffer)\n"
 	    "      --progress          a progress line on stderr every second\n"
 	    "      --misses FILE       at exit, list the hot pages not on the fast node\n"
 	    "      --thread-cpus LIST  access from one thread per CPU of LIST (0,1), each on its\n"
