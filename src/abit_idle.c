@@ -769,6 +769,10 @@ static void cold_note(struct abit *a, struct abit_proc *p, struct abit_region *g
 	}
 	if ((g->ent[i] & ENT_OFFERED) || age < config_demotion_idle_ms(a->cfg))
 		return;
+	/* Mapped by more than one process: move_pages(2) without MPOL_MF_MOVE_ALL refuses it
+	 * (-EACCES), so an offer would only head the promoter's take with a failure. */
+	if (!(a->pm[i] & PAGEMAP_EXCLUSIVE))
+		return;
 	h = proc_handle(a, p);
 	if (h < 0)
 		return;

@@ -342,12 +342,13 @@ static void fx_proc(struct fx *f, pid_t pid, const char *comm, int cpu, uint64_t
 	assert_int_equal(truncate(path, (off_t)(end / 4096 * 8)), 0);
 }
 
+/* Maps pfn at vaddr in pid, mapped by pid alone (PAGEMAP_EXCLUSIVE), with kpageflags flags. */
 static void fx_map(struct fx *f, pid_t pid, uint64_t vaddr, uint64_t pfn, uint64_t flags)
 {
 	char path[256];
 
 	fx_path(f, path, sizeof(path), "proc/%d/pagemap", (int)pid);
-	pwrite_u64(path, vaddr / 4096 * 8, pfn | PAGEMAP_PRESENT);
+	pwrite_u64(path, vaddr / 4096 * 8, pfn | PAGEMAP_PRESENT | PAGEMAP_EXCLUSIVE);
 	fx_path(f, path, sizeof(path), "proc/kpageflags");
 	pwrite_u64(path, pfn * 8, flags);
 }
@@ -708,6 +709,26 @@ static void test_idle_fast_page_of_a_watched_node_is_offered_once_with_its_age(v
 		assert_true(fx_round(f) >= 0);
 	}
 	assert_int_equal(cold_list_len(f->cold), 0);
+}
+
+/* A page another process maps too (no PAGEMAP_EXCLUSIVE) is never offered: move_pages(2)
+ * refuses to move it (-EACCES). Its idle neighbour mapped once is offered. */
+static void test_idle_shared_fast_page_is_not_offered(void **state)
+{
+	struct fx *f = *state;
+	struct cold_page c[8];
+	char path[256];
+
+	fx_cold_setup(f, 2);
+	fx_path(f, path, sizeof(path), "proc/100/pagemap");
+	pwrite_u64(path, (VA + 0x2000) / 4096 * 8, 101 | PAGEMAP_PRESENT); /* shared */
+	cold_list_want(f->cold, UINT64_C(1) << 0);
+	for (int r = 0; r < 13; r++) {
+		fx_access(f, SLOW_PFN + 76);
+		assert_true(fx_round(f) >= 0);
+	}
+	assert_int_equal(fx_take_cold(f, c, 8), 1);
+	assert_int_equal(c[0].vaddr, VA + 0x1000);
 }
 
 static void test_access_restarts_the_idle_time_and_a_new_epoch_offers_again(void **state)
@@ -1998,6 +2019,7 @@ int main(void)
 	    FX(test_region_mode_hidden_pfns_make_the_source_unavailable),
 	    FX(test_fast_pages_are_not_tracked_while_no_node_is_watched),
 	    FX(test_idle_fast_page_of_a_watched_node_is_offered_once_with_its_age),
+	    FX(test_idle_shared_fast_page_is_not_offered),
 	    FX(test_access_restarts_the_idle_time_and_a_new_epoch_offers_again),
 	    FX(test_longer_promotion_cooldown_holds_the_offer_back),
 	    FX(test_fast_pages_appearing_do_not_quicken_the_scans_of_their_region),
