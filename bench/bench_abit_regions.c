@@ -2,18 +2,20 @@
  * front of.
  *
  * Bookkeeping: a process of 64 GiB covered by max_regions = 1000 regions (min_regions 250,
- * 20 samples per aggregation interval) under a pattern that keeps many regions apart (bands
- * of several access frequencies over a lukewarm background). Per sampling interval the
- * caller runs abit_regions_prepare() and abit_regions_check(); every 20th check also runs the
- * aggregation (snapshot, merge, split). Both are timed, the pattern's own work is not, and
+ * ABIT_SAMPLES_PER_AGGR samples per aggregation interval, as the daemon takes) under a pattern
+ * that keeps many regions apart (bands of several access frequencies over a lukewarm
+ * background). Per sampling interval the caller runs abit_regions_prepare() and
+ * abit_regions_check(); every ABIT_SAMPLES_PER_AGGR-th check also runs the aggregation
+ * (snapshot, merge, split). Both are timed, the pattern's own work is not, and
  * reported as ns per region.
  *
- * I/O: what one sampled page costs the caller through page_idle. On a kernel that is one
- * 8-byte pwrite of its bitmap word (mark idle), one 8-byte pread of the word (read back) and
- * one 8-byte pread of its pagemap entry (PFN still the same). This host has no page_idle, so
- * the benchmark times the same three calls on a regular temporary file (64 MiB, random
- * 8-byte-aligned offsets): a lower bound, since the kernel's page_idle read also walks the
- * reverse map of each of the word's 64 pages.
+ * I/O: what one sampled page costs the caller through page_idle (lazy marking, see
+ * abit_sample.h). On a kernel that is one 8-byte pread of its pagemap entry (its PFN), one
+ * 8-byte pwrite of its bitmap word (mark idle) and one 8-byte pread of the word (read back).
+ * This host has no page_idle, so the benchmark times the same three calls on a regular
+ * temporary file (64 MiB, random 8-byte-aligned offsets): a lower bound, since the kernel's
+ * bitmap read takes a reference on each of the word's 64 pages, and on 6.1 a pagemap read
+ * walks page tables to the end of its 2 MiB (in the TCG guest: 33, 6 and 18 us per call).
  *
  * Last line: regions_vs_page_idle_io: <bookkeeping ns per region per sampling interval,
  * aggregation included / I/O ns per sampled page>. Runs alternate, best of RUNS.
@@ -27,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/abit_idle.h"
 #include "src/abit_regions.h"
 
 #define PAGE	 UINT64_C(4096)
@@ -34,7 +37,7 @@
 #define BASE	 (UINT64_C(1) << 40)
 #define SPAN	 (64 * GIB)
 #define MAX_REG	 1000
-#define AGGR	 20
+#define AGGR	 ABIT_SAMPLES_PER_AGGR
 #define AGGRS	 200 /* aggregation intervals per run */
 #define IO_PAGES 200000
 #define IO_FILE	 (UINT64_C(64) << 20)
