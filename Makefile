@@ -69,7 +69,8 @@ bench: deps build
 	@for b in $(BUILD)/bench/bench_*; do [ -f "$$b" ] && [ -x "$$b" ] && { echo "== $$b"; "$$b"; }; done
 
 # The guest's benchmarks (tests/vm/bench-vm): the promoter against plain move_pages(2) with
-# real moves from node 1 to node 0, and scenario 7's race against NUMA balancing, medians of
+# real moves from node 1 to node 0, the Accessed-bit scan round against its bare syscalls,
+# the cost of each page_idle call, and scenario 7's race against NUMA balancing, medians of
 # five alternating runs a side. Not part of make test: races and speed are measured, not gated.
 bench-vm: deps build
 	BUILD=$(BUILD) tests/vm/bench-vm $(BUILD)/bench-vm

@@ -15,7 +15,7 @@
  * This host has no page_idle, so the benchmark times the same three calls on a regular
  * temporary file (64 MiB, random 8-byte-aligned offsets): a lower bound, since the kernel's
  * bitmap read takes a reference on each of the word's 64 pages, and on 6.1 a pagemap read
- * walks page tables to the end of its 2 MiB (in the TCG guest: 33, 6 and 18 us per call).
+ * walks page tables to the end of its 2 MiB (bench_idle_io measures the real calls).
  *
  * Last line: regions_vs_page_idle_io: <bookkeeping ns per region per sampling interval,
  * aggregation included / I/O ns per sampled page>. Runs alternate, best of RUNS.
