@@ -170,6 +170,8 @@ int abit_sample_read(const struct abit_sample_io *io, const uint64_t *addr, cons
 		if (pfn[i] & ABIT_SAMPLE_FAST) {
 			if (idle && idle_fast)
 				idle_fast[(*nidle)++] = addr[i];
+			else if (!idle && lazy) /* a THP tail, counted, turns the sampler precise */
+				(void)idle_pfn(io, p);
 			continue;
 		}
 		accessed[i] = !idle && (!lazy || lazy_used(io, p));

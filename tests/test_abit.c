@@ -1628,6 +1628,41 @@ static void test_lazy_samples_read_kpageflags_only_for_a_cleared_bit(void **stat
 	fx_samples_close(&io);
 }
 
+/* A lazily marked fast page that reads back used is looked up in kpageflags too: a THP tail
+ * there (its mark went nowhere, so it would never read idle) is counted, which turns the
+ * sampler precise; a used base page is not. */
+static void test_lazy_fast_thp_tail_is_counted(void **state)
+{
+	struct fx *f = *state;
+	bool seen = false, acc[2];
+	uint64_t addr[2] = {VA, VA + 0x1000}, pfn[2], fast[2];
+	size_t thp = 0, nfast = 0;
+	struct abit_sample_io io = {.ops = &f->ops,
+				    .pid = 100,
+				    .topo = f->topo,
+				    .pfn_seen = &seen,
+				    .fast_mask = 1,
+				    .thp = &thp};
+	char path[256];
+
+	f->or_writes = true;
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, 200, LRU);			/* a fast base page */
+	fx_map(f, 100, VA + 0x1000, 512 + 3, THP_TAIL); /* a fast THP's tail */
+	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
+	io.bitmap_fd = open(path, O_RDWR);
+	fx_path(f, path, sizeof(path), "proc/kpageflags");
+	io.kpf_fd = open(path, O_RDONLY);
+	fx_path(f, path, sizeof(path), "proc/100/pagemap");
+	io.pagemap_fd = open(path, O_RDONLY);
+	assert_int_equal(abit_sample_mark(&io, addr, 2, pfn), 2);
+	fx_access(f, 200);
+	assert_int_equal(abit_sample_read(&io, addr, pfn, 2, acc, fast, &nfast), 0);
+	assert_int_equal(nfast, 0);
+	assert_int_equal(thp, 1);
+	fx_samples_close(&io);
+}
+
 /* A sampler marks lazily until it meets a THP: a process whose slow pages are one THP has its
  * first marks go nowhere (tails), reads that back, turns precise, and then finds the THP's
  * use through its head. Once the THP is gone, 4 aggregation intervals without one turn it
@@ -2007,6 +2042,7 @@ int main(void)
 	    FX(test_thread_runs_rounds_and_stops_promptly),
 	    FX(test_samples_are_marked_and_read_back_through_page_idle),
 	    FX(test_lazy_samples_read_kpageflags_only_for_a_cleared_bit),
+	    FX(test_lazy_fast_thp_tail_is_counted),
 	    FX(test_sampler_turns_precise_for_thps_and_back),
 	    FX(test_region_mode_finds_a_hot_band_within_the_bound),
 	    FX(test_region_mode_watches_no_more_than_the_cap),
