@@ -94,7 +94,7 @@ static int run_bookkeeping(struct book *out)
 		for (int i = 0; i < n; i++)
 			acc[i] = accessed(addr[i], &pattern);
 		t2 = now_ns();
-		r = abit_regions_check(rs, acc, NULL, (size_t)n);
+		r = abit_regions_check(rs, acc, (size_t)n);
 		t3 = now_ns();
 		/* The first aggregation intervals settle from the even start; not counted. */
 		if (k < 10 * AGGR)

@@ -1438,9 +1438,7 @@ static void abit_configure_budget(struct abit *a, const struct pghotd_config *cf
  * they held no slow page, and would be seen up to ABIT_MAX_INTERVAL rounds later. The slow
  * nodes' use, read each round from their meminfo (less the bytes pghotd itself demoted), says
  * when that happens: grown by ABIT_ARRIVAL_PAGES since its lowest reading, every region of
- * every watched process that backed off beyond one scan per interval is due at once (and in
- * mode regions every sampling region that may hold the arrivals is sampled every step
- * again: abit_regions_wake()), at most
+ * every watched process that backed off beyond one scan per interval is due at once, at most
  * once per interval (a stream of new processes filling the slow tier would otherwise keep the
  * scanner on every region at its budget), and the page budget paces the scan as ever. */
 static void abit_follow_arrivals(struct abit *a)

@@ -24,7 +24,6 @@ struct abit_regions {
 	uint64_t limit;	   /* largest region, bytes */
 	uint32_t nsamples; /* sampling intervals done in this aggregation interval */
 	size_t npending;   /* regions sampled by the last prepare, while one is pending */
-	bool *taken;	   /* of those, which took their turn */
 	bool pending;
 	size_t nmerged;	     /* regions after the last merge */
 	size_t last_split_n; /* regions at the last split */
@@ -59,8 +58,7 @@ static uint32_t count_diff(uint32_t a, uint32_t b)
 	return a > b ? a - b : b - a;
 }
 
-/* Folds c into p: the count is the size-weighted mean (rounded), idleness and the run of slow
- * samples the shorter ones. */
+/* Folds c into p: the count is the size-weighted mean (rounded), idleness the shorter one. */
 static void rgn_absorb(const struct abit_regions *rs, struct abit_region_info *p,
 		       const struct abit_region_info *c)
 {
@@ -69,7 +67,6 @@ static void rgn_absorb(const struct abit_regions *rs, struct abit_region_info *p
 	p->nr_accesses =
 	    (uint32_t)((p->nr_accesses * sp + c->nr_accesses * sc + (sp + sc) / 2) / (sp + sc));
 	p->idle_aggrs = p->idle_aggrs < c->idle_aggrs ? p->idle_aggrs : c->idle_aggrs;
-	p->slow_run = p->slow_run < c->slow_run ? p->slow_run : c->slow_run;
 	p->end = c->end;
 }
 
@@ -244,15 +241,6 @@ static size_t next_span(const struct abit_range *r, size_t n, uint64_t gap, size
 	return i;
 }
 
-/* Sets r's end to end; a region that grows over memory its samples never saw is no longer
- * settled (abit_regions_wake()). */
-static void stretch_end(struct abit_region_info *r, uint64_t end)
-{
-	if (end > r->end)
-		r->slow_run = 0;
-	r->end = end;
-}
-
 /* Appends to out the regions covering span t: the old regions from index i on that overlap
  * it, cut to it, the first and last stretched to its ends and holes given to the region
  * before them (DAMON's damon_set_regions), or one fresh region when none overlaps. Returns
@@ -270,7 +258,7 @@ static size_t cover_span(const struct rgn_vec *old, struct abit_range t, size_t 
 		c.start = c.start < t.start ? t.start : c.start;
 		c.end = c.end > t.end ? t.end : c.end;
 		if (out->n > first)
-			stretch_end(&out->r[out->n - 1], c.start);
+			out->r[out->n - 1].end = c.start;
 		out->r[out->n++] = c;
 		if (old->r[i].end > t.end)
 			break;
@@ -279,10 +267,8 @@ static size_t cover_span(const struct rgn_vec *old, struct abit_range t, size_t 
 		out->r[out->n++] = (struct abit_region_info){.start = t.start, .end = t.end};
 		return i;
 	}
-	if (out->r[first].start > t.start)
-		out->r[first].slow_run = 0;
 	out->r[first].start = t.start;
-	stretch_end(&out->r[out->n - 1], t.end);
+	out->r[out->n - 1].end = t.end;
 	return i;
 }
 
@@ -342,10 +328,10 @@ int abit_regions_prepare(struct abit_regions *rs, uint64_t *addr, size_t cap)
 		const struct abit_region_info *r = &rs->live.r[i];
 
 		/* Idle regions take turns, so each step samples about as many of them. */
-		rs->taken[i] = (rs->tick + i) % abit_regions_sample_every(r->idle_aggrs) == 0;
-		addr[i] = rs->taken[i]
-			      ? r->start + rand_below(rs, rgn_pages(rs, r)) * rs->p.page_size
-			      : 0;
+		if ((rs->tick + i) % abit_regions_sample_every(r->idle_aggrs))
+			addr[i] = 0;
+		else
+			addr[i] = r->start + rand_below(rs, rgn_pages(rs, r)) * rs->p.page_size;
 	}
 	rs->pending = true;
 	rs->npending = rs->live.n;
@@ -374,24 +360,15 @@ static void aggregate(struct abit_regions *rs)
 	split_regions(rs);
 }
 
-int abit_regions_check(struct abit_regions *rs, const bool *accessed, const bool *slow, size_t n)
+int abit_regions_check(struct abit_regions *rs, const bool *accessed, size_t n)
 {
 	if (!rs->pending)
 		return -ESTALE;
 	if (n != rs->npending)
 		return -EINVAL;
 	rs->pending = false;
-	for (size_t i = 0; i < n; i++) {
-		struct abit_region_info *r = &rs->live.r[i];
-
-		r->nr_accesses += accessed[i];
-		if (!rs->taken[i])
-			continue; /* its turn was skipped: no sample */
-		if (accessed[i] || !slow || slow[i])
-			r->slow_run += r->slow_run < UINT32_MAX;
-		else
-			r->slow_run = 0;
-	}
+	for (size_t i = 0; i < n; i++)
+		rs->live.r[i].nr_accesses += accessed[i];
 	if (++rs->nsamples < rs->p.samples_per_aggr)
 		return 0;
 	rs->nsamples = 0;
@@ -402,8 +379,7 @@ int abit_regions_check(struct abit_regions *rs, const bool *accessed, const bool
 void abit_regions_wake(struct abit_regions *rs)
 {
 	for (size_t i = 0; i < rs->live.n; i++)
-		if (rs->live.r[i].slow_run < ABIT_REGIONS_SETTLED)
-			rs->live.r[i].idle_aggrs = 0;
+		rs->live.r[i].idle_aggrs = 0;
 }
 
 /* ---- queries ---------------------------------------------------------------------------- */
@@ -527,8 +503,7 @@ int abit_regions_new(const struct abit_regions_params *p, struct abit_rng rng,
 	rs->live.cap = p->max_regions;
 	rs->live.r = calloc(p->max_regions, sizeof(*rs->live.r));
 	rs->snap = calloc(p->max_regions, sizeof(*rs->snap));
-	rs->taken = calloc(p->max_regions, sizeof(*rs->taken));
-	if (!rs->live.r || !rs->snap || !rs->taken) {
+	if (!rs->live.r || !rs->snap) {
 		abit_regions_free(rs);
 		return -ENOMEM;
 	}
@@ -542,6 +517,5 @@ void abit_regions_free(struct abit_regions *rs)
 		return;
 	free(rs->live.r);
 	free(rs->snap);
-	free(rs->taken);
 	free(rs);
 }

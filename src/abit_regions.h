@@ -26,7 +26,7 @@
  * full scan backs off from cold regions.
  *
  * No I/O, no clock: time is the sequence of calls. Memory is fixed at abit_regions_new()
- * (three arrays of max_regions entries) apart from a transient array during an update.
+ * (two arrays of max_regions entries) apart from a transient array during an update.
  * Not thread-safe: one object belongs to one thread. */
 #ifndef PGHOTD_ABIT_REGIONS_H
 #define PGHOTD_ABIT_REGIONS_H
@@ -60,7 +60,6 @@ struct abit_region_info {
 	uint64_t start, end;
 	uint32_t nr_accesses; /* samples found accessed (this interval; or the snapshot's) */
 	uint32_t idle_aggrs;  /* aggregation intervals in a row without an access */
-	uint32_t slow_run;    /* samples in a row that found a slow page */
 };
 
 struct abit_regions;
@@ -90,24 +89,15 @@ uint32_t abit_regions_sample_every(uint32_t idle_aggrs);
  * accessed) and returns how many entries, or -ENOBUFS when cap is too small. */
 int abit_regions_prepare(struct abit_regions *rs, uint64_t *addr, size_t cap);
 
-/* Samples in a row that found a slow page after which a region counts as settled on the slow
- * tier: pages arriving on the slow tier land where pages were not, which a region found there
- * sample after sample most likely does not hold, so abit_regions_wake() leaves it alone. */
-#define ABIT_REGIONS_SETTLED 8
-
-/* Pages arrived on the slow tier: every region that may hold them (fewer than
- * ABIT_REGIONS_SETTLED samples in a row found a slow page in it: it holds pages elsewhere or
- * none, or grew over memory not sampled yet) counts as just accessed for the back-off, sampled
- * every interval again. A settled region keeps its turns: its pages were on the slow tier already,
- * idle, and an arrival elsewhere says nothing about them. */
+/* Every region counts as just accessed for the back-off: sampled every interval again, as
+ * when pages arrived on the slow tier (the idle regions may now hold them). */
 void abit_regions_wake(struct abit_regions *rs);
 
-/* Ends the sampling interval: accessed[i] for addr[i] of the last prepare, and slow[i] whether
- * that sample found a page on the slow tier (an accessed one did; NULL: every sample did).
- * Returns 1 when it closed an aggregation interval (snapshot taken, regions merged and split),
- * 0 otherwise; -ESTALE without a pending prepare (none, or an update came between), -EINVAL
- * when n is not the prepared count. */
-int abit_regions_check(struct abit_regions *rs, const bool *accessed, const bool *slow, size_t n);
+/* Ends the sampling interval: accessed[i] for addr[i] of the last prepare. Returns 1 when it
+ * closed an aggregation interval (snapshot taken, regions merged and split), 0 otherwise;
+ * -ESTALE without a pending prepare (none, or an update came between), -EINVAL when n is
+ * not the prepared count. */
+int abit_regions_check(struct abit_regions *rs, const bool *accessed, size_t n);
 
 /* From the last aggregation interval's snapshot: the ranges whose regions counted at least
  * min_accesses (hot), or had at least min_aggrs access-free aggregation intervals in a row

@@ -188,7 +188,6 @@ struct abit_sampler {
 	size_t npend; /* samples marked by the last step */
 	uint64_t *addr, *pfn;
 	bool *acc;
-	bool *slow; /* the last step's samples that found a slow page (marked, not fast) */
 	struct abit_range *hot;
 	uint64_t *fast; /* the last step's samples on a watched fast node */
 	size_t nfast;
@@ -220,12 +219,10 @@ int abit_sampler_new(uint32_t max_regions, uint32_t samples_per_aggr, uint64_t *
 		s->addr = calloc(max_regions, sizeof(*s->addr));
 		s->pfn = calloc(max_regions, sizeof(*s->pfn));
 		s->acc = calloc(max_regions, sizeof(*s->acc));
-		s->slow = calloc(max_regions, sizeof(*s->slow));
 		s->hot = calloc(max_regions, sizeof(*s->hot));
 		s->fast = calloc(max_regions, sizeof(*s->fast));
 		s->hit = calloc(max_regions, sizeof(*s->hit));
-		r = s->addr && s->pfn && s->acc && s->slow && s->hot && s->fast && s->hit ? 0
-											  : -ENOMEM;
+		r = s->addr && s->pfn && s->acc && s->hot && s->fast && s->hit ? 0 : -ENOMEM;
 	}
 	if (r < 0) {
 		abit_sampler_free(s);
@@ -243,7 +240,6 @@ void abit_sampler_free(struct abit_sampler *s)
 	free(s->addr);
 	free(s->pfn);
 	free(s->acc);
-	free(s->slow);
 	free(s->hot);
 	free(s->fast);
 	free(s->hit);
@@ -278,12 +274,10 @@ int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io)
 		r = abit_sample_read(&sio, s->addr, s->pfn, s->npend, s->acc, s->fast, &s->nfast);
 		if (r < 0)
 			return r;
-		for (size_t i = 0; i < s->npend; i++) {
+		for (size_t i = 0; i < s->npend; i++)
 			if (s->acc[i])
 				s->hit[s->nhit++] = s->addr[i];
-			s->slow[i] = s->pfn[i] && !(s->pfn[i] & ABIT_SAMPLE_FAST);
-		}
-		aggregated = abit_regions_check(s->rs, s->acc, s->slow, s->npend);
+		aggregated = abit_regions_check(s->rs, s->acc, s->npend);
 		s->npend = 0;
 		if (aggregated == -ESTALE) /* regions updated since the marks */
 			aggregated = 0;

@@ -89,8 +89,7 @@ int abit_sampler_step(struct abit_sampler *s, const struct abit_sample_io *io);
 size_t abit_sampler_taken(const struct abit_sampler *s);
 /* Whether the next step marks precisely (a THP met lately). */
 bool abit_sampler_precise(const struct abit_sampler *s);
-/* Wakes the sampling of the idle regions that may hold pages just arrived on the slow tier
- * (abit_regions_wake()). */
+/* Wakes the sampling of idle regions (abit_regions_wake()). */
 void abit_sampler_wake(struct abit_sampler *s);
 /* The last step's samples that were read back accessed (addresses, *n of them). Valid until
  * the next step. */

@@ -34,8 +34,7 @@ struct sim {
 	struct band band[MAX_BAND];
 	size_t nband;
 	uint64_t addr[MAX_REG];
-	bool acc[MAX_REG], slow[MAX_REG];
-	struct abit_range other; /* memory not on the slow tier (fast, or not present) */
+	bool acc[MAX_REG];
 	struct abit_region_info reg[MAX_REG];
 };
 
@@ -98,26 +97,15 @@ static void assert_regions_sane(struct sim *s, uint32_t max)
 	}
 }
 
-/* What the n samples of the last prepare found: accessed (a band), and on the slow tier
- * (outside s->other; a skipped sample finds nothing). */
-static void sim_look(struct sim *s, int n)
-{
-	for (int i = 0; i < n; i++) {
-		uint64_t a = s->addr[i];
-
-		s->slow[i] = a && !(a >= s->other.start && a < s->other.end);
-		s->acc[i] = s->slow[i] && sim_accessed(s, a);
-	}
-}
-
 /* One sampling interval; returns 1 when it closed an aggregation interval. */
 static int sim_sample(struct sim *s, uint32_t max)
 {
 	int n = abit_regions_prepare(s->rs, s->addr, MAX_REG);
 
 	assert_true(n >= 0 && (uint32_t)n <= max);
-	sim_look(s, n);
-	n = abit_regions_check(s->rs, s->acc, s->slow, (size_t)n);
+	for (int i = 0; i < n; i++)
+		s->acc[i] = sim_accessed(s, s->addr[i]);
+	n = abit_regions_check(s->rs, s->acc, (size_t)n);
 	assert_true(n == 0 || n == 1);
 	assert_regions_sane(s, max);
 	return n;
@@ -264,8 +252,7 @@ static void test_hot_band_in_cold_memory_is_reported_within_the_bound(void **sta
 
 /* Cold memory is sampled in turns: after six idle aggregation intervals a sampling interval
  * samples one region in eight (the others get address 0), each region once in eight
- * intervals; a wake brings every region back at once when none holds slow pages (the memory
- * is elsewhere: pages arriving on the slow tier may land in any of them). */
+ * intervals; a wake brings every region back at once. */
 static void test_idle_regions_take_turns_until_woken(void **state)
 {
 	struct abit_range r = {BASE, BASE + GIB};
@@ -275,7 +262,6 @@ static void test_idle_regions_take_turns_until_woken(void **state)
 
 	(void)state;
 	sim_init(&s, MIN_REG, MAX_REG, 3);
-	s.other = r;
 	sim_cover(&s, &r, 1);
 	for (int k = 0; k < 7; k++)
 		sim_aggregate(&s, MAX_REG);
@@ -284,78 +270,12 @@ static void test_idle_regions_take_turns_until_woken(void **state)
 	for (int i = 0; i < n; i++)
 		taken += s.addr[i] != 0;
 	assert_true(taken >= (size_t)n / 8 && taken <= (size_t)n / 8 + 1);
-	sim_look(&s, n);
-	assert_true(abit_regions_check(s.rs, s.acc, s.slow, (size_t)n) >= 0);
+	memset(s.acc, 0, sizeof(s.acc));
+	assert_true(abit_regions_check(s.rs, s.acc, (size_t)n) >= 0);
 	abit_regions_wake(s.rs);
 	n = abit_regions_prepare(s.rs, s.addr, MAX_REG);
 	for (int i = 0; i < n; i++)
 		assert_true(s.addr[i] >= BASE && s.addr[i] < BASE + GIB);
-	sim_fini(&s);
-}
-
-/* Regions of the prepare that took their turn (address not 0) among those lying in [lo, hi),
- * and how many lie there (*in). */
-static size_t sampled_within(struct sim *s, int n, uint64_t lo, uint64_t hi, size_t *in)
-{
-	size_t k = 0;
-
-	abit_regions_get(s->rs, s->reg, MAX_REG);
-	*in = 0;
-	for (int i = 0; i < n; i++) {
-		if (s->reg[i].start < lo || s->reg[i].end > hi)
-			continue;
-		++*in;
-		k += s->addr[i] != 0;
-	}
-	return k;
-}
-
-/* Pages arriving on the slow tier cannot be in the regions whose samples found slow pages
- * ABIT_REGIONS_SETTLED times in a row: a wake leaves those to their turns and brings back
- * the rest, here the half of the memory that is elsewhere. */
-static void test_wake_leaves_regions_settled_on_the_slow_tier(void **state)
-{
-	struct abit_range r = {BASE, BASE + GIB};
-	struct sim s;
-	size_t in_slow, in_other;
-	int n;
-
-	(void)state;
-	sim_init(&s, MIN_REG, MAX_REG, 5);
-	s.other = (struct abit_range){BASE + GIB / 2, BASE + GIB};
-	sim_cover(&s, &r, 1);
-	for (int k = 0; k < 7; k++)
-		sim_aggregate(&s, MAX_REG);
-	abit_regions_wake(s.rs);
-	n = abit_regions_prepare(s.rs, s.addr, MAX_REG);
-	assert_true(sampled_within(&s, n, BASE + GIB / 2, BASE + GIB, &in_other) == in_other);
-	assert_true(in_other >= MIN_REG / 2);
-	/* Turns of one in eight; a region cut from one that straddled the two halves may carry
-	 * its shorter run. */
-	assert_true(sampled_within(&s, n, BASE, BASE + GIB / 2, &in_slow) <= in_slow / 4);
-	assert_true(in_slow >= MIN_REG / 2);
-	sim_fini(&s);
-}
-
-/* A region that grows over memory its samples never saw (the mapping grew) is not settled:
- * the wake brings back the grown part. */
-static void test_wake_brings_back_a_grown_region(void **state)
-{
-	struct abit_range half = {BASE, BASE + GIB / 2}, r = {BASE, BASE + GIB};
-	struct sim s;
-	size_t in_new;
-	int n;
-
-	(void)state;
-	sim_init(&s, MIN_REG, MAX_REG, 7);
-	sim_cover(&s, &half, 1);
-	for (int k = 0; k < 7; k++)
-		sim_aggregate(&s, MAX_REG);
-	sim_cover(&s, &r, 1);
-	abit_regions_wake(s.rs);
-	n = abit_regions_prepare(s.rs, s.addr, MAX_REG);
-	assert_true(sampled_within(&s, n, BASE + GIB / 2, BASE + GIB, &in_new) == in_new);
-	assert_true(in_new >= 1);
 	sim_fini(&s);
 }
 
@@ -687,7 +607,7 @@ static void test_calls_out_of_order_and_bad_input_are_refused(void **state)
 
 	sim_init(&s, MIN_REG, MAX_REG, 11);
 	sim_cover(&s, &r, 1);
-	assert_int_equal(abit_regions_check(s.rs, s.acc, NULL, MIN_REG), -ESTALE);
+	assert_int_equal(abit_regions_check(s.rs, s.acc, MIN_REG), -ESTALE);
 	assert_int_equal(abit_regions_prepare(s.rs, s.addr, MIN_REG - 1), -ENOBUFS);
 	n = abit_regions_prepare(s.rs, s.addr, MAX_REG);
 	assert_int_equal(n, MIN_REG);
@@ -696,13 +616,13 @@ static void test_calls_out_of_order_and_bad_input_are_refused(void **state)
 		assert_int_equal(s.addr[i] % PAGE, 0);
 		assert_true(s.addr[i] >= BASE + (uint64_t)i * 64 * MIB / MIN_REG - PAGE);
 	}
-	assert_int_equal(abit_regions_check(s.rs, s.acc, NULL, (size_t)n - 1), -EINVAL);
+	assert_int_equal(abit_regions_check(s.rs, s.acc, (size_t)n - 1), -EINVAL);
 	assert_int_equal(abit_regions_update(s.rs, bad, 2), -EINVAL);
 	assert_int_equal(abit_regions_update(s.rs, &odd, 1), -EINVAL);
-	assert_int_equal(abit_regions_check(s.rs, s.acc, NULL, (size_t)n), 0); /* still pending */
+	assert_int_equal(abit_regions_check(s.rs, s.acc, (size_t)n), 0); /* still pending */
 	n = abit_regions_prepare(s.rs, s.addr, MAX_REG);
 	sim_cover(&s, &r, 1);
-	assert_int_equal(abit_regions_check(s.rs, s.acc, NULL, (size_t)n), -ESTALE);
+	assert_int_equal(abit_regions_check(s.rs, s.acc, (size_t)n), -ESTALE);
 	sim_fini(&s);
 }
 
@@ -713,8 +633,6 @@ int main(void)
 	    cmocka_unit_test(test_hot_band_in_cold_memory_is_reported_within_the_bound),
 	    cmocka_unit_test(test_bound_with_min_regions_a_quarter_of_max),
 	    cmocka_unit_test(test_idle_regions_take_turns_until_woken),
-	    cmocka_unit_test(test_wake_leaves_regions_settled_on_the_slow_tier),
-	    cmocka_unit_test(test_wake_brings_back_a_grown_region),
 	    cmocka_unit_test(test_two_bands_of_different_frequency_stay_separate),
 	    cmocka_unit_test(test_regions_follow_vma_growth_and_shrink),
 	    cmocka_unit_test(test_many_small_vmas_are_coalesced_across_small_gaps),
