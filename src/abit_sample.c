@@ -148,7 +148,7 @@ int abit_sample_read(const struct abit_sample_io *io, const uint64_t *addr, cons
 		*nidle = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t e, w, p = bit_pfn(pfn[i]);
-		bool lazy = pfn[i] & ABIT_SAMPLE_LAZY, idle;
+		bool lazy = pfn[i] & ABIT_SAMPLE_LAZY, idle, used;
 		int r;
 
 		accessed[i] = false;
@@ -167,15 +167,16 @@ int abit_sample_read(const struct abit_sample_io *io, const uint64_t *addr, cons
 		if (r < 0)
 			return r;
 		idle = (w >> (p % 64)) & 1;
+		/* Fast pages too: a THP tail among them is counted, which turns the sampler
+		 * precise. */
+		used = !idle && (!lazy || lazy_used(io, p));
 		if (pfn[i] & ABIT_SAMPLE_FAST) {
 			if (idle && idle_fast)
 				idle_fast[(*nidle)++] = addr[i];
-			else if (!idle && lazy) /* a THP tail, counted, turns the sampler precise */
-				(void)idle_pfn(io, p);
 			continue;
 		}
-		accessed[i] = !idle && (!lazy || lazy_used(io, p));
-		found += accessed[i];
+		accessed[i] = used;
+		found += used;
 	}
 	return found;
 }

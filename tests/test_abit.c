@@ -1501,10 +1501,21 @@ static void test_thread_runs_rounds_and_stops_promptly(void **state)
 
 /* Six samples in process 100, and io's files: [0] a slow LRU page, [1] a fast one, [2] a slow
  * page off the LRU, [3] absent, [4] a tail of a THP whose head is *head, [5] a slow LRU page. */
-static void fx_samples(struct fx *f, struct abit_sample_io *io, uint64_t *addr, uint64_t *head)
+/* The fixture's bitmap, kpageflags and pid 100's pagemap, opened into io. */
+static void fx_samples_open(struct fx *f, struct abit_sample_io *io)
 {
 	char path[256];
 
+	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
+	io->bitmap_fd = open(path, O_RDWR);
+	fx_path(f, path, sizeof(path), "proc/kpageflags");
+	io->kpf_fd = open(path, O_RDONLY);
+	fx_path(f, path, sizeof(path), "proc/100/pagemap");
+	io->pagemap_fd = open(path, O_RDONLY);
+}
+
+static void fx_samples(struct fx *f, struct abit_sample_io *io, uint64_t *addr, uint64_t *head)
+{
 	*head = SLOW_PFN + 512;
 	f->or_writes = true;
 	fx_proc(f, 100, "app", 0, VA, VA + 2 * REGION);
@@ -1519,12 +1530,7 @@ static void fx_samples(struct fx *f, struct abit_sample_io *io, uint64_t *addr, 
 	addr[4] = VA + REGION + 0x3000;
 	addr[5] = VA + 0x6000;
 	fx_map(f, 100, addr[5], SLOW_PFN + 7, LRU);
-	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
-	io->bitmap_fd = open(path, O_RDWR);
-	fx_path(f, path, sizeof(path), "proc/kpageflags");
-	io->kpf_fd = open(path, O_RDONLY);
-	fx_path(f, path, sizeof(path), "proc/100/pagemap");
-	io->pagemap_fd = open(path, O_RDONLY);
+	fx_samples_open(f, io);
 }
 
 static void fx_samples_close(struct abit_sample_io *io)
@@ -1643,18 +1649,12 @@ static void test_lazy_fast_thp_tail_is_counted(void **state)
 				    .pfn_seen = &seen,
 				    .fast_mask = 1,
 				    .thp = &thp};
-	char path[256];
 
 	f->or_writes = true;
 	fx_proc(f, 100, "app", 0, VA, VA + REGION);
 	fx_map(f, 100, VA, 200, LRU);			/* a fast base page */
 	fx_map(f, 100, VA + 0x1000, 512 + 3, THP_TAIL); /* a fast THP's tail */
-	fx_path(f, path, sizeof(path), "sys/kernel/mm/page_idle/bitmap");
-	io.bitmap_fd = open(path, O_RDWR);
-	fx_path(f, path, sizeof(path), "proc/kpageflags");
-	io.kpf_fd = open(path, O_RDONLY);
-	fx_path(f, path, sizeof(path), "proc/100/pagemap");
-	io.pagemap_fd = open(path, O_RDONLY);
+	fx_samples_open(f, &io);
 	assert_int_equal(abit_sample_mark(&io, addr, 2, pfn), 2);
 	fx_access(f, 200);
 	assert_int_equal(abit_sample_read(&io, addr, pfn, 2, acc, fast, &nfast), 0);
