@@ -10,15 +10,23 @@
  * - bitmap_read: an 8-byte pread of the same word (the kernel looks up all 64 pages of the
  *   word, and walks the reverse map of each one marked idle);
  * - kpageflags: an 8-byte pread of the page's /proc/kpageflags entry;
- * - getppid: the bare cost of entering the kernel, for scale.
+ * - getppid: the bare cost of entering the kernel, for scale;
+ * - pagemap_drawn: the pagemap read again, for as many pages drawn as the daemon draws them
+ *   (abit_regions over the buffer, half of the draws in the last pages of a 2 MiB piece, where
+ *   the walk to the piece's end is short), in regions of up to --region-mib (16: the daemon's
+ *   at 4 GiB with its 1000 regions; a region smaller than a piece often holds no piece end
+ *   and is drawn from uniformly).
  * Lazy sampling (abit_sample.h) costs pagemap + bitmap_write + bitmap_read per page, and
- * kpageflags more for a page found used.
+ * kpageflags more for a page found used; sample_drawn_us is that sum with the daemon's
+ * draws (the bitmap calls cost the same wherever the page lies).
  *
  * Needs root and page_idle (the VM guest of make bench-vm): without them it says so and
  * exits 77, as a skipped test does.
  *
- * Usage: bench_idle_io [--size-mib N] [--samples N] [--node N]   (256, 5000, 1)
- * Last line: sample_us: <pagemap + bitmap_write + bitmap_read, microseconds>. */
+ * Usage: bench_idle_io [--size-mib N] [--samples N] [--node N] [--region-mib N]
+ *        (256, 5000, 1, 16)
+ * Last lines: sample_drawn_us: <pagemap_drawn + bitmap_write + bitmap_read>, then
+ * sample_us: <pagemap + bitmap_write + bitmap_read, microseconds>. */
 #include <errno.h>
 #include <fcntl.h>
 #include <numaif.h>
@@ -31,9 +39,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/abit_regions.h"
+#include "src/abit_sample.h"
+
 #define PAGE	  UINT64_C(4096)
 #define PFN_MASK  ((UINT64_C(1) << 55) - 1)
-#define KINDS	  5
+#define KINDS	  6
 #define SKIP_CODE 77
 
 static double now_s(void)
@@ -66,14 +77,72 @@ static int die(const char *what)
 	return 1;
 }
 
+/* Fills va[0..n) with pages of [buf, buf + len) drawn as the daemon draws its samples: regions
+ * with its parameters over the buffer, all of them sampled at each step. */
+static int daemon_draws(char *buf, size_t len, size_t region_mib, uint64_t *va, size_t n)
+{
+	uint32_t min = (uint32_t)((len + (region_mib << 20) - 1) / (region_mib << 20));
+	struct abit_regions_params p = {.min_regions = min,
+					.max_regions = 4 * min,
+					.samples_per_aggr = 8,
+					.page_size = PAGE,
+					.piece_pages = ABIT_SAMPLE_PIECE_PAGES,
+					.tail_pages = ABIT_SAMPLE_TAIL_PAGES};
+	struct abit_range r = {(uint64_t)(uintptr_t)buf, (uint64_t)(uintptr_t)buf + len};
+	uint64_t state = 7, *addr = calloc(4 * (size_t)min, sizeof(*addr));
+	bool *acc = calloc(4 * (size_t)min, sizeof(*acc));
+	struct abit_regions *rs;
+	size_t k = 0;
+	int m = 0;
+
+	if (!addr || !acc ||
+	    abit_regions_new(&p, (struct abit_rng){.next = abit_rng_splitmix64, .ctx = &state},
+			     &rs) < 0)
+		return -1;
+	if (abit_regions_update(rs, &r, 1) < 0)
+		n = k + 1; /* fails below */
+	while (k < n) {
+		abit_regions_wake(rs);
+		m = abit_regions_prepare(rs, addr, 4 * (size_t)min);
+		if (m <= 0 || abit_regions_check(rs, acc, (size_t)m) < 0)
+			break;
+		for (int i = 0; i < m && k < n; i++)
+			if (addr[i])
+				va[k++] = addr[i];
+	}
+	abit_regions_free(rs);
+	free(addr);
+	free(acc);
+	return k == n ? 0 : -1;
+}
+
+/* Seconds for one 8-byte pagemap read per page of va[0..n); pfn[i] gets its PFN (NULL: not
+ * kept). -1 on a failed read, -2 when pagemap hides PFNs. */
+static double timed_pagemap(int pm, const uint64_t *va, uint64_t *pfn, size_t n)
+{
+	double t0 = now_s();
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t e = 0;
+
+		if (pread(pm, &e, 8, (off_t)(va[i] / PAGE * 8)) != 8)
+			return -1;
+		if (!(e & PFN_MASK))
+			return -2;
+		if (pfn)
+			pfn[i] = e & PFN_MASK;
+	}
+	return now_s() - t0;
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const names[KINDS] = {"pagemap", "bitmap_write", "bitmap_read",
-						 "kpageflags", "getppid"};
-	size_t mib = 256, n = 5000, pages;
+	static const char *const names[KINDS] = {"pagemap",    "bitmap_write", "bitmap_read",
+						 "kpageflags", "getppid",      "pagemap_drawn"};
+	size_t mib = 256, n = 5000, region_mib = 16, pages;
 	int node = 1, pm, bm, kf;
 	unsigned long mask;
-	uint64_t *pfn, *va, seed = 88172645463325252u;
+	uint64_t *pfn, *va, *drawn, seed = 88172645463325252u;
 	double took[KINDS] = {0}, t0;
 	char *buf;
 
@@ -84,11 +153,14 @@ int main(int argc, char **argv)
 			n = strtoul(argv[i + 1], NULL, 0);
 		else if (strcmp(argv[i], "--node") == 0)
 			node = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--region-mib") == 0)
+			region_mib = strtoul(argv[i + 1], NULL, 0);
 		else
 			break;
 	}
-	if (argc % 2 == 0 || mib == 0 || n == 0 || node < 0 || node > 63) {
-		fprintf(stderr, "usage: bench_idle_io [--size-mib N] [--samples N] [--node N]\n");
+	if (argc % 2 == 0 || mib == 0 || n == 0 || node < 0 || node > 63 || region_mib == 0) {
+		fprintf(stderr, "usage: bench_idle_io [--size-mib N] [--samples N] [--node N] "
+				"[--region-mib N]\n");
 		return 2;
 	}
 	bm = open("/sys/kernel/mm/page_idle/bitmap", O_RDWR | O_CLOEXEC);
@@ -112,25 +184,25 @@ int main(int argc, char **argv)
 		buf[i * PAGE] = 1;
 	pfn = calloc(n, sizeof(*pfn));
 	va = calloc(n, sizeof(*va));
-	if (!pfn || !va)
+	drawn = calloc(n, sizeof(*drawn));
+	if (!pfn || !va || !drawn)
 		return die("calloc");
+	if (daemon_draws(buf, pages * PAGE, region_mib, drawn, n) < 0) {
+		fprintf(stderr, "bench_idle_io: cannot draw samples as the daemon does\n");
+		return 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; /* xorshift64 */
 		va[i] = (uint64_t)(uintptr_t)(buf + seed % pages * PAGE);
 	}
-	t0 = now_s();
-	for (size_t i = 0; i < n; i++) {
-		uint64_t e = 0;
-
-		if (pread(pm, &e, 8, (off_t)(va[i] / PAGE * 8)) != 8)
-			return die("pagemap");
-		pfn[i] = e & PFN_MASK;
-		if (!pfn[i]) {
-			fprintf(stderr, "bench_idle_io: pagemap hides PFNs (not root?)\n");
-			return SKIP_CODE;
-		}
+	took[0] = timed_pagemap(pm, va, pfn, n);
+	took[5] = took[0] < 0 ? took[0] : timed_pagemap(pm, drawn, NULL, n);
+	if (took[0] == -2 || took[5] == -2) {
+		fprintf(stderr, "bench_idle_io: pagemap hides PFNs (not root?)\n");
+		return SKIP_CODE;
 	}
-	took[0] = now_s() - t0;
+	if (took[0] < 0 || took[5] < 0)
+		return die("pagemap");
 	took[1] = timed_calls(bm, pfn, n, true, true);
 	took[2] = timed_calls(bm, pfn, n, true, false);
 	took[3] = timed_calls(kf, pfn, n, false, false);
@@ -142,10 +214,12 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		(void)getppid();
 	took[4] = now_s() - t0;
-	printf("pages: %zu (%zu MiB on node %d), samples: %zu, microseconds per call:\n", pages,
-	       mib, node, n);
+	printf("pages: %zu (%zu MiB on node %d), samples: %zu, drawn in regions of up to %zu "
+	       "MiB, microseconds per call:\n",
+	       pages, mib, node, n, region_mib);
 	for (int k = 0; k < KINDS; k++)
 		printf("%s: %.2f\n", names[k], took[k] / (double)n * 1e6);
+	printf("sample_drawn_us: %.2f\n", (took[5] + took[1] + took[2]) / (double)n * 1e6);
 	printf("sample_us: %.2f\n", (took[0] + took[1] + took[2]) / (double)n * 1e6);
 	return 0;
 }

@@ -51,6 +51,32 @@ static uint64_t rgn_pages(const struct abit_regions *rs, const struct abit_regio
 	return (r->end - r->start) / rs->p.page_size;
 }
 
+/* Pages of [0, x) (page numbers) in the last tail_pages of their piece (powers of two). */
+static uint64_t tails_below(const struct abit_regions *rs, uint64_t x)
+{
+	uint64_t c = rs->p.piece_pages, t = rs->p.tail_pages, off = x & (c - 1);
+
+	return x / c * t + (off > c - t ? off - (c - t) : 0);
+}
+
+/* The page of region r to sample (see "Where a sample lands" in the header). With tail draws
+ * one random number decides both: its low bit uniform or tail, the rest where. */
+static uint64_t sample_page(struct abit_regions *rs, const struct abit_region_info *r)
+{
+	uint64_t ps = rs->p.page_size, s = r->start / ps, n = (r->end - r->start) / ps;
+	uint64_t c = rs->p.piece_pages, t = rs->p.tail_pages, x, nt, g;
+
+	if (t == 0)
+		return r->start + rand_below(rs, n) * ps;
+	x = rs->rng.next(rs->rng.ctx);
+	nt = x & 1 ? 0 : tails_below(rs, s + n) - tails_below(rs, s);
+	if (nt == 0)
+		return r->start + (x >> 1) % n * ps;
+	/* The g-th tail page of the address space: in piece g / t, at c - t + g % t. */
+	g = tails_below(rs, s) + (x >> 1) % nt;
+	return (g / t * c + (c - t) + (g & (t - 1))) * ps;
+}
+
 /* ---- merge ------------------------------------------------------------------------------ */
 
 static uint32_t count_diff(uint32_t a, uint32_t b)
@@ -331,7 +357,7 @@ int abit_regions_prepare(struct abit_regions *rs, uint64_t *addr, size_t cap)
 		if ((rs->tick + i) % abit_regions_sample_every(r->idle_aggrs))
 			addr[i] = 0;
 		else
-			addr[i] = r->start + rand_below(rs, rgn_pages(rs, r)) * rs->p.page_size;
+			addr[i] = sample_page(rs, r);
 	}
 	rs->pending = true;
 	rs->npending = rs->live.n;
@@ -461,11 +487,26 @@ static uint64_t samples_while_idle(uint64_t k, uint32_t samples_per_aggr)
 	return n;
 }
 
+/* Samples that miss a band of w pages in regions of at most lim pages with probability at
+ * most exp(-efolds): ceil(efolds / p) for the per-sample chance p. Uniform draws: p = w / lim.
+ * Tail draws over pieces of c pages: the uniform half gives w / (2 lim); the tail half, as
+ * the band holds floor(w / c) whole pieces' tails and a region touches at most
+ * ceil(lim / c) + 1 pieces, at least floor(w / c) / (2 (ceil(lim / c) + 1)). */
+static uint64_t samples_needed(uint64_t lim, uint64_t w, uint32_t efolds, uint64_t c)
+{
+	uint64_t q;
+
+	if (c == 0)
+		return (efolds * lim + w - 1) / w;
+	q = (lim + c - 1) / c + 1;
+	return (2 * efolds * lim * q + w * q + w / c * lim - 1) / (w * q + w / c * lim);
+}
+
 uint64_t abit_regions_miss_bound(uint64_t span_pages, uint64_t band_pages, uint32_t min_regions,
-				 uint32_t samples_per_aggr, uint32_t efolds)
+				 uint32_t samples_per_aggr, uint32_t efolds, uint32_t piece_pages)
 {
 	uint64_t lim = (span_pages + min_regions - 1) / min_regions;
-	uint64_t need = (efolds * lim + band_pages - 1) / band_pages, k = 1;
+	uint64_t need = samples_needed(lim, band_pages, efolds, piece_pages), k = 1;
 	uint64_t full = 0, settled = 0;
 
 	/* Turns settle at the longest after a few intervals; past that, each interval adds
@@ -492,7 +533,10 @@ int abit_regions_new(const struct abit_regions_params *p, struct abit_rng rng,
 	if (!p->min_regions || p->max_regions / 4 < p->min_regions ||
 	    p->max_regions > ABIT_REGIONS_MAX || !p->samples_per_aggr ||
 	    p->samples_per_aggr > UINT16_MAX || !p->page_size ||
-	    (p->page_size & (p->page_size - 1)) || !rng.next)
+	    (p->page_size & (p->page_size - 1)) || !rng.next ||
+	    (p->tail_pages &&
+	     (p->tail_pages >= p->piece_pages || (p->tail_pages & (p->tail_pages - 1)) ||
+	      (p->piece_pages & (p->piece_pages - 1)))))
 		return -EINVAL;
 	rs = calloc(1, sizeof(*rs));
 	if (!rs)

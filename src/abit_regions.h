@@ -13,8 +13,9 @@
  *
  * The bound for a hot page (see abit_regions_miss_bound()): no region is larger than
  * L = ceil(span_pages / min_regions) pages, so each sample of a region finds a band of w
- * pages accessed in every sampling interval with probability at least w / L, independently
- * of the others; n samples all miss it with probability at most exp(-n * w / L). A region
+ * pages accessed in every sampling interval with probability at least w / L (w / (2 L) with
+ * tail draws, below), independently of the others; n samples all miss it with probability
+ * at most exp(-n * w / L) (exp(-n * w / (2 L))). A region
  * that looks idle (its band not found yet) is sampled in turns (abit_regions_sample_every():
  * every interval for 2 aggregation intervals, every 2nd for 2, every 4th for 2, then every
  * ABIT_REGIONS_MAX_SKIP-th), so the band is reported by abit_regions_hot(rs, 1, ...) within
@@ -24,6 +25,15 @@
  * 4 * min_regions leaves room for regions of at most L over at most max_regions / 2 coalesced
  * ranges.) The turns are the price of sampling cold memory at an eighth of the cost, as the
  * full scan backs off from cold regions.
+ *
+ * Where a sample lands (tail_pages > 0): half of the draws are uniform over the region, half
+ * uniform over its pages that lie in the last tail_pages of their piece (an address-aligned
+ * run of piece_pages pages; uniform over the region when it holds none). The caller reads a
+ * sample's pagemap entry, and the kernel walks the page table from the page to the end of
+ * its PMD whatever the read's length: a draw near a piece's end costs a short walk. A band of
+ * w pages is still hit with probability at least w / (2 L) per sample, and a band of whole
+ * pieces, whose runs of c pages each hold tail_pages tail pages, with about w / L as before
+ * (abit_regions_miss_bound() has the exact figure).
  *
  * No I/O, no clock: time is the sequence of calls. Memory is fixed at abit_regions_new()
  * (two arrays of max_regions entries) apart from a transient array during an update.
@@ -54,6 +64,10 @@ struct abit_regions_params {
 	uint32_t max_regions;	   /* >= 4 * min_regions */
 	uint32_t samples_per_aggr; /* sampling intervals per aggregation interval, 1..65535 */
 	uint64_t page_size;	   /* power of two */
+	/* Tail draws (see "Where a sample lands" above): pieces of piece_pages pages, aligned
+	 * in the address space, whose last tail_pages pages take half of the draws; powers of
+	 * two, tail_pages < piece_pages. tail_pages 0: every draw uniform over the region. */
+	uint32_t piece_pages, tail_pages;
 };
 
 struct abit_region_info {
@@ -118,8 +132,12 @@ uint64_t abit_regions_size_limit(const struct abit_regions *rs);
 /* Aggregation intervals after which a band of band_pages pages, accessed in every sampling
  * interval, has been reported hot (count >= 1) except with probability at most exp(-efolds):
  * the fewest whose samples, in the turns of a region that looks idle, reach
- * ceil(efolds * ceil(span_pages / min_regions) / band_pages). */
+ * ceil(efolds * L / band_pages) for L = ceil(span_pages / min_regions). With tail draws over
+ * pieces of piece_pages pages (0: none), ceil(efolds / p) for the per-sample chance
+ * p = band_pages / (2 L) + floor(band_pages / piece_pages) / (2 (ceil(L / piece_pages) + 1)):
+ * about twice as many samples for a band smaller than a piece, about as many for whole
+ * pieces in regions of many pieces. */
 uint64_t abit_regions_miss_bound(uint64_t span_pages, uint64_t band_pages, uint32_t min_regions,
-				 uint32_t samples_per_aggr, uint32_t efolds);
+				 uint32_t samples_per_aggr, uint32_t efolds, uint32_t piece_pages);
 
 #endif

@@ -1736,9 +1736,10 @@ static void fx_access_band(struct fx *f)
 }
 
 /* The band of w = 64 pages accessed all the time is sampled within
- * k = abit_regions_miss_bound(8192, 64, 16, 8, 10) = 58 aggregation intervals (scan
- * intervals: ceil(10 * 512 / 64) = 80 samples, 28 in the first six intervals while the band's
- * region looks idle and takes longer turns, one per interval after that) but with
+ * k = abit_regions_miss_bound(8192, 64, 16, 8, 10, 512) = 138 aggregation intervals (scan
+ * intervals: ceil(2 * 10 * 512 / 64) = 160 samples, since only the uniform half of the draws
+ * is counted on (the other half goes to the pieces' tails), 28 in the first six intervals
+ * while the band's region looks idle and takes longer turns, one per interval after that) but with
  * probability e^-10, and its pages are reported one scan interval later (the region becomes
  * watched, the next round learns it, the one after reports): within
  * (k + 1) * ABIT_SAMPLES_PER_AGGR steps. Nothing else is reported, cold regions are never
@@ -1746,10 +1747,11 @@ static void fx_access_band(struct fx *f)
 static void test_region_mode_finds_a_hot_band_within_the_bound(void **state)
 {
 	struct fx *f = *state;
-	uint64_t k = abit_regions_miss_bound(8192, 64, 64 / 4, ABIT_SAMPLES_PER_AGGR, 10);
+	uint64_t k = abit_regions_miss_bound(8192, 64, 64 / 4, ABIT_SAMPLES_PER_AGGR, 10,
+					     ABIT_SAMPLE_PIECE_PAGES);
 	int steps = 0;
 
-	assert_int_equal(k, 58);
+	assert_int_equal(k, 138);
 	fx_regions_proc(f);
 	while (f->nev == 0 && steps < (int)(k + 1) * ABIT_SAMPLES_PER_AGGR) {
 		fx_access_band(f);
@@ -1839,7 +1841,8 @@ static int steps_to_find_moved_band(struct fx *f)
 static void test_region_mode_sees_pages_that_become_slow_later(void **state)
 {
 	struct fx *f = *state;
-	uint64_t k = abit_regions_miss_bound(8192, 64, 64 / 4, ABIT_SAMPLES_PER_AGGR, 10);
+	uint64_t k = abit_regions_miss_bound(8192, 64, 64 / 4, ABIT_SAMPLES_PER_AGGR, 10,
+					     ABIT_SAMPLE_PIECE_PAGES);
 	int steps;
 
 	fx_regions_proc(f);

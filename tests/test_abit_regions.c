@@ -38,10 +38,21 @@ struct sim {
 	struct abit_region_info reg[MAX_REG];
 };
 
+#define PIECE 512 /* pages: the daemon's 2 MiB */
+#define TAIL  32
+
+/* Whether sim_init() turns tail draws on (half of the samples in the last TAIL pages of a
+ * PIECE), as the daemon does. */
+static bool tails;
+
 static struct abit_regions_params params(uint32_t min, uint32_t max)
 {
-	return (struct abit_regions_params){
-	    .min_regions = min, .max_regions = max, .samples_per_aggr = AGGR, .page_size = PAGE};
+	return (struct abit_regions_params){.min_regions = min,
+					    .max_regions = max,
+					    .samples_per_aggr = AGGR,
+					    .page_size = PAGE,
+					    .piece_pages = tails ? PIECE : 0,
+					    .tail_pages = tails ? TAIL : 0};
 }
 
 static void sim_init(struct sim *s, uint32_t min, uint32_t max, uint64_t seed)
@@ -224,23 +235,23 @@ static void test_uniform_cold_memory_merges_down_to_min_regions(void **state)
  * every one of the 100 seeded runs must be within it. Once found, a band big enough to keep
  * its region's count apart from its cold neighbours is cut down to: each split keeps at most
  * 90% of the piece holding it, so ceil(log(L / w) / log(10 / 9)) more intervals. */
-static void test_hot_band_in_cold_memory_is_reported_within_the_bound(void **state)
+static void bands_within_the_bound(void)
 {
 	const uint64_t span = GIB / PAGE, lim = (span + MIN_REG - 1) / MIN_REG;
 	const uint64_t bands[] = {512, 64, 16};
 	int found, tight;
 
-	(void)state;
 	for (size_t i = 0; i < 3; i++) {
-		uint64_t bound = abit_regions_miss_bound(span, bands[i], MIN_REG, AGGR, 10);
+		uint64_t bound =
+		    abit_regions_miss_bound(span, bands[i], MIN_REG, AGGR, 10, tails ? PIECE : 0);
 		int refine = (int)bound + shrink_bound(lim, bands[i]);
 
 		band_worst(MIN_REG, bands[i] * PAGE, 100, i == 0 ? refine : (int)bound, &found,
 			   i == 0 ? &tight : NULL);
-		printf(
-		    "band of %4llu pages in 1 GiB, min_regions %u: reported hot after at most %d "
-		    "aggregation intervals (bound %llu)",
-		    (unsigned long long)bands[i], MIN_REG, found, (unsigned long long)bound);
+		printf("band of %4llu pages in 1 GiB, min_regions %u%s: reported hot after at most "
+		       "%d aggregation intervals (bound %llu)",
+		       (unsigned long long)bands[i], MIN_REG, tails ? ", tail draws" : "", found,
+		       (unsigned long long)bound);
 		if (i == 0)
 			printf(", held tight after %d (bound %d)", tight, refine);
 		printf("\n");
@@ -248,6 +259,80 @@ static void test_hot_band_in_cold_memory_is_reported_within_the_bound(void **sta
 		if (i == 0)
 			assert_true(tight > 0 && tight <= refine);
 	}
+}
+
+/* The band starts 7 pages into a piece, so the 16- and 64-page bands hold no tail page: with
+ * tail draws only the uniform half finds them, which the bound allows for. */
+static void test_hot_band_in_cold_memory_is_reported_within_the_bound(void **state)
+{
+	(void)state;
+	tails = false;
+	bands_within_the_bound();
+	tails = true;
+	bands_within_the_bound();
+	tails = false;
+}
+
+/* Tail draws: every sample inside its region; about half plus TAIL / PIECE of the other half in
+ * the last TAIL pages of a piece, spread evenly over them; a region that holds no tail page
+ * sampled uniformly. */
+static void test_tail_draws_land_where_the_pagemap_walk_is_short(void **state)
+{
+	/* Starts and ends inside pieces: the first piece's tail is partly outside. */
+	struct abit_range r = {BASE + (PIECE - 8) * PAGE, BASE + (64 * PIECE + 100) * PAGE};
+	struct abit_range head = {BASE + 2 * PIECE * PAGE, BASE + (2 * PIECE + 64) * PAGE};
+	unsigned in_tail = 0, n = 0, per_off[TAIL] = {0};
+	struct sim s;
+
+	(void)state;
+	tails = true;
+	sim_init(&s, 1, 4, 5);
+	tails = false;
+	sim_cover(&s, &r, 1);
+	for (int k = 0; k < 40000; k++) {
+		int m;
+
+		abit_regions_wake(s.rs); /* every region sampled, none taking turns */
+		m = abit_regions_prepare(s.rs, s.addr, MAX_REG);
+
+		assert_true(m >= 1);
+		for (int i = 0; i < m; i++) {
+			uint64_t off = (s.addr[i] - BASE) / PAGE % PIECE;
+
+			if (s.addr[i] == 0)
+				continue; /* an idle region's turn skipped */
+			assert_true(s.addr[i] >= r.start && s.addr[i] < r.end);
+			assert_int_equal(s.addr[i] % PAGE, 0);
+			n++;
+			if (off >= PIECE - TAIL) {
+				in_tail++;
+				per_off[off - (PIECE - TAIL)]++;
+			}
+		}
+		assert_int_equal(abit_regions_check(s.rs, s.acc, (size_t)m) >= 0, 1);
+	}
+	/* Expected share 1/2 + 1/2 * TAIL / PIECE = 0.531. */
+	printf("tail draws: %.3f of %u samples in the last %d pages of a piece\n",
+	       (double)in_tail / n, n, TAIL);
+	assert_true(in_tail * 1000ull > n * 515ull && in_tail * 1000ull < n * 547ull);
+	for (int o = 0; o < TAIL; o++)
+		assert_true(per_off[o] * TAIL * 10ull > in_tail * 8ull &&
+			    per_off[o] * TAIL * 10ull < in_tail * 12ull);
+	sim_fini(&s);
+
+	tails = true;
+	sim_init(&s, 1, 4, 6);
+	tails = false;
+	sim_cover(&s, &head, 1);
+	for (int k = 0; k < 1000; k++) {
+		int m = abit_regions_prepare(s.rs, s.addr, MAX_REG);
+
+		for (int i = 0; i < m; i++)
+			assert_true(s.addr[i] == 0 ||
+				    (s.addr[i] >= head.start && s.addr[i] < head.end));
+		assert_true(abit_regions_check(s.rs, s.acc, (size_t)m) >= 0);
+	}
+	sim_fini(&s);
 }
 
 /* Cold memory is sampled in turns: after six idle aggregation intervals a sampling interval
@@ -288,14 +373,16 @@ static void test_bound_with_min_regions_a_quarter_of_max(void **state)
 	const uint32_t min = MAX_REG / 4;
 	const uint64_t need = (10 * ((4 * (GIB / PAGE) + MAX_REG - 1) / MAX_REG) + 15) / 16;
 	const uint64_t six = 2 * AGGR + AGGR + AGGR / 2;
-	uint64_t bound = abit_regions_miss_bound(GIB / PAGE, 16, min, AGGR, 10);
+	uint64_t bound = abit_regions_miss_bound(GIB / PAGE, 16, min, AGGR, 10, 0);
 	int found;
 
 	(void)state;
 	assert_true(need > six);
 	assert_int_equal(bound, 6 + ((need - six) * 8 + AGGR - 1) / AGGR);
 	/* 2 MiB: ceil(10 * 1049 / 512) = 21 samples, one more than the first interval holds. */
-	assert_int_equal(abit_regions_miss_bound(GIB / PAGE, 512, min, AGGR, 10), 2);
+	assert_int_equal(abit_regions_miss_bound(GIB / PAGE, 512, min, AGGR, 10, 0), 2);
+	/* With tail draws (the daemon's): p = 512 / 2098 + 1 / 8, 28 samples, as many intervals. */
+	assert_int_equal(abit_regions_miss_bound(GIB / PAGE, 512, min, AGGR, 10, PIECE), 2);
 	assert_int_equal(abit_regions_sample_every(0), 1);
 	assert_int_equal(abit_regions_sample_every(3), 2);
 	assert_int_equal(abit_regions_sample_every(5), 4);
@@ -600,6 +687,15 @@ static void test_calls_out_of_order_and_bad_input_are_refused(void **state)
 	assert_int_equal(abit_regions_new(&p, (struct abit_rng){.next = abit_rng_splitmix64}, &rs),
 			 -EINVAL);
 	p = params(10, 40);
+	p.piece_pages = 32;
+	p.tail_pages = 32;
+	assert_int_equal(abit_regions_new(&p, (struct abit_rng){.next = abit_rng_splitmix64}, &rs),
+			 -EINVAL);
+	p.piece_pages = 48;
+	p.tail_pages = 16;
+	assert_int_equal(abit_regions_new(&p, (struct abit_rng){.next = abit_rng_splitmix64}, &rs),
+			 -EINVAL);
+	p = params(10, 40);
 	p.page_size = 3000;
 	assert_int_equal(abit_regions_new(&p, (struct abit_rng){.next = abit_rng_splitmix64}, &rs),
 			 -EINVAL);
@@ -631,6 +727,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_uniform_cold_memory_merges_down_to_min_regions),
 	    cmocka_unit_test(test_hot_band_in_cold_memory_is_reported_within_the_bound),
+	    cmocka_unit_test(test_tail_draws_land_where_the_pagemap_walk_is_short),
 	    cmocka_unit_test(test_bound_with_min_regions_a_quarter_of_max),
 	    cmocka_unit_test(test_idle_regions_take_turns_until_woken),
 	    cmocka_unit_test(test_two_bands_of_different_frequency_stay_separate),
