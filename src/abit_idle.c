@@ -44,6 +44,11 @@
 #define ENT_FAST (UINT64_C(1) << 59)
 /* Cold pages gathered before one cold_list_offer(). */
 #define COLD_BATCH 256
+/* Mode regions: a 2 MiB region a sample found accessed is read again at this many of the
+ * following sampling steps, not only from the next round: a page accessed all the time then
+ * reaches a promotion threshold of 2 two steps after the sample (a quarter of a scan interval
+ * at the shipped settings), not a round and a half later. */
+#define QUICK_STEPS 2
 
 struct abit_region {
 	uint64_t start;
@@ -56,6 +61,7 @@ struct abit_region {
 	bool seen;	     /* mode regions: a scan found accesses since the last aggregation */
 	bool fast_hint;	     /* mode regions: a sample found a watched fast node's page idle */
 	bool cold_scanned;   /* mode regions: scanned since it joined the cold window */
+	uint8_t quick; /* mode regions: sampling steps left that read it again (QUICK_STEPS) */
 	uint64_t cold_until; /* mode regions: in the cold window until this round; 0 not */
 	uint64_t next_round;
 	uint64_t *ent; /* [npages]; NULL while the region holds no slow page */
@@ -1186,18 +1192,39 @@ static void proc_note_fast(struct abit_proc *p)
 	}
 }
 
+/* Scans g of p in a sampling step, when the budget pays for it; it stays due at the next round
+ * (steps come after the round's number moved on, which region_scan() counts from). */
+static int step_scan(struct abit *a, struct abit_proc *p, struct abit_region *g, int fd)
+{
+	int r;
+
+	if (!token_bucket_take(&a->budget, g->npages))
+		return 1;
+	r = region_scan(a, p, g, fd);
+	g->next_round = a->round;
+	return r;
+}
+
 /* Mode regions, after each sampling step: the 2 MiB region of a sample read back accessed is
  * watched at once (when there is room), without waiting for the aggregation, and scanned in
- * this step (its pages learned and marked, when the budget pays for it), so its accesses are
- * reported from the next round on, as the full scan would report them; a hot set is then
- * found one sampling step after a sample lands on it. The aggregation keeps it watched while
- * it shows accesses (seen). -ESRCH when the process is gone, -EPERM as proc_scan(). */
+ * this step (its pages learned and marked, when the budget pays for it); the regions such a hit
+ * watched in the last QUICK_STEPS steps are read again, so their accesses are reported from the
+ * next step on, and a page accessed all the time is counted twice two steps after the sample
+ * that found it. The aggregation keeps them watched while they show accesses (seen). -ESRCH
+ * when the process is gone, -EPERM as proc_scan(). */
 static int proc_watch_hits(struct abit *a, struct abit_proc *p, int fd)
 {
 	size_t n, cap = watch_cap(a);
 	const uint64_t *hit = abit_sampler_hits(p->smp, &n);
 	int r = 0;
 
+	for (size_t i = 0; i < p->nreg && r == 0; i++) {
+		struct abit_region *g = &p->reg[i];
+
+		if (g->quick && g->watch && (r = step_scan(a, p, g, fd)) <= 0)
+			g->quick--; /* a budget short by now (1) tries again next step */
+		r = r > 0 ? 0 : r;
+	}
 	for (size_t i = 0; i < n && r == 0; i++) {
 		struct abit_region *g = proc_region(p, hit[i]);
 
@@ -1207,10 +1234,10 @@ static int proc_watch_hits(struct abit *a, struct abit_proc *p, int fd)
 		g->watch = true;
 		g->seen = true;
 		region_due_now(a, g);
-		if (token_bucket_take(&a->budget, g->npages)) {
-			r = region_scan(a, p, g, fd);
-			g->next_round = a->round; /* steps come after the round's number moved on */
-		}
+		r = step_scan(a, p, g, fd);
+		if (r == 0)
+			g->quick = QUICK_STEPS;
+		r = r > 0 ? 0 : r;
 	}
 	abit_flush(a);
 	cold_flush(a);

@@ -29,9 +29,9 @@
  * sampled per step, and at the end of each aggregation interval (ABIT_SAMPLES_PER_AGGR steps,
  * one scan interval) the 2 MiB regions overlapping a region whose samples saw an access, or
  * whose own scan found one since, are "watched"; so is, at once, the 2 MiB region of a sample
- * read back accessed (and its pages learned and marked in that step); rounds scan only watched
- * regions, and an unwatched region keeps no per-page cache. Sampled pages count as pages
- * looked at.
+ * read back accessed (and its pages learned and marked in that step, then read again at the
+ * next two steps, before the rounds take it over); rounds scan only watched regions, and an
+ * unwatched region keeps no per-page cache. Sampled pages count as pages looked at.
  *
  * Demotion (deps.cold): on the fast nodes the cold list wants watched, the same scan also
  * tracks the present LRU pages of fast nodes (their cache entries and idle bits like slow
