@@ -1221,9 +1221,17 @@ static int proc_watch_hits(struct abit *a, struct abit_proc *p, int fd)
 	for (size_t i = 0; i < p->nreg && r == 0; i++) {
 		struct abit_region *g = &p->reg[i];
 
-		if (g->quick && g->watch && (r = step_scan(a, p, g, fd)) <= 0)
-			g->quick--; /* a budget short by now (1) tries again next step */
-		r = r > 0 ? 0 : r;
+		if (!g->quick)
+			continue;
+		if (!g->watch) { /* the aggregation let it go */
+			g->quick = 0;
+			continue;
+		}
+		r = step_scan(a, p, g, fd);
+		if (r > 0)
+			r = 0; /* the budget is short: tried again next step */
+		else
+			g->quick--;
 	}
 	for (size_t i = 0; i < n && r == 0; i++) {
 		struct abit_region *g = proc_region(p, hit[i]);

@@ -494,12 +494,18 @@ static uint64_t samples_while_idle(uint64_t k, uint32_t samples_per_aggr)
  * ceil(lim / c) + 1 pieces, at least floor(w / c) / (2 (ceil(lim / c) + 1)). */
 static uint64_t samples_needed(uint64_t lim, uint64_t w, uint32_t efolds, uint64_t c)
 {
-	uint64_t q;
+	uint64_t q, n;
+	double need;
 
 	if (c == 0)
 		return (efolds * lim + w - 1) / w;
 	q = (lim + c - 1) / c + 1;
-	return (2 * efolds * lim * q + w * q + w / c * lim - 1) / (w * q + w / c * lim);
+	/* In doubles: lim * q nears lim^2 / c, past 64 bits for spans near the 2^36 pages of a
+	 * 48-bit address space; exact for the integers of any real span. */
+	need = 2.0 * efolds * (double)lim * (double)q /
+	       ((double)w * (double)q + (double)(w / c) * (double)lim);
+	n = (uint64_t)need;
+	return n + (need > (double)n); /* rounded up */
 }
 
 uint64_t abit_regions_miss_bound(uint64_t span_pages, uint64_t band_pages, uint32_t min_regions,

@@ -374,6 +374,7 @@ static void test_bound_with_min_regions_a_quarter_of_max(void **state)
 	const uint64_t need = (10 * ((4 * (GIB / PAGE) + MAX_REG - 1) / MAX_REG) + 15) / 16;
 	const uint64_t six = 2 * AGGR + AGGR + AGGR / 2;
 	uint64_t bound = abit_regions_miss_bound(GIB / PAGE, 16, min, AGGR, 10, 0);
+	uint64_t whole_u, whole_t;
 	int found;
 
 	(void)state;
@@ -383,6 +384,12 @@ static void test_bound_with_min_regions_a_quarter_of_max(void **state)
 	assert_int_equal(abit_regions_miss_bound(GIB / PAGE, 512, min, AGGR, 10, 0), 2);
 	/* With tail draws (the daemon's): p = 512 / 2098 + 1 / 8, 28 samples, as many intervals. */
 	assert_int_equal(abit_regions_miss_bound(GIB / PAGE, 512, min, AGGR, 10, PIECE), 2);
+	/* A whole 48-bit address space in one region: a piece is found about as fast as with
+	 * uniform draws (its share of piece ends makes up for the halved uniform part), with no
+	 * overflow of lim * (lim / PIECE) on the way. */
+	whole_u = abit_regions_miss_bound(UINT64_C(1) << 36, 512, 1, AGGR, 10, 0);
+	whole_t = abit_regions_miss_bound(UINT64_C(1) << 36, 512, 1, AGGR, 10, PIECE);
+	assert_true(whole_t * 100 >= whole_u * 99 && whole_t * 100 <= whole_u * 101);
 	assert_int_equal(abit_regions_sample_every(0), 1);
 	assert_int_equal(abit_regions_sample_every(3), 2);
 	assert_int_equal(abit_regions_sample_every(5), 4);
