@@ -82,6 +82,7 @@ struct abit_proc {
 	bool cpu_read;
 	struct abit_sampler *smp; /* mode regions */
 	int64_t handle;		  /* procs handle for cold offers; 0 not looked up, < 0 none */
+	size_t nquick;		  /* mode regions: regions with re-reads pending (quick), at most */
 	uint64_t added;		  /* the round it was first watched (abit_reread_young()) */
 };
 
@@ -476,6 +477,7 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 	if (old) {
 		regions_inherit(old->reg, old->nreg, p.reg, p.nreg);
 		p.added = old->added;
+		p.nquick = old->nquick; /* the inherited regions keep their re-reads */
 	}
 	r = proc_sampler(a, &p, old);
 	if (r < 0) {
@@ -1214,11 +1216,12 @@ static int step_scan(struct abit *a, struct abit_proc *p, struct abit_region *g,
  * when the process is gone, -EPERM as proc_scan(). */
 static int proc_watch_hits(struct abit *a, struct abit_proc *p, int fd)
 {
-	size_t n, cap = watch_cap(a);
+	size_t n, cap = watch_cap(a), left = 0;
 	const uint64_t *hit = abit_sampler_hits(p->smp, &n);
 	int r = 0;
 
-	for (size_t i = 0; i < p->nreg && r == 0; i++) {
+	/* Most steps have none: the regions are walked only when some may have re-reads left. */
+	for (size_t i = 0; p->nquick && i < p->nreg && r == 0; i++) {
 		struct abit_region *g = &p->reg[i];
 
 		if (!g->quick)
@@ -1232,7 +1235,12 @@ static int proc_watch_hits(struct abit *a, struct abit_proc *p, int fd)
 			r = 0; /* the budget is short: tried again next step */
 		else
 			g->quick--;
+		left += g->quick != 0;
 	}
+	/* A refresh may have dropped regions, so the count is recounted, never below the truth;
+	 * on an error the walk stopped early and the count stays. */
+	if (r == 0)
+		p->nquick = left;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		struct abit_region *g = proc_region(p, hit[i]);
 
@@ -1243,8 +1251,10 @@ static int proc_watch_hits(struct abit *a, struct abit_proc *p, int fd)
 		g->seen = true;
 		region_due_now(a, g);
 		r = step_scan(a, p, g, fd);
-		if (r == 0)
+		if (r == 0) {
 			g->quick = QUICK_STEPS;
+			p->nquick++;
+		}
 		r = r > 0 ? 0 : r;
 	}
 	abit_flush(a);

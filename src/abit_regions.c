@@ -63,7 +63,7 @@ static uint64_t tails_below(const struct abit_regions *rs, uint64_t x)
  * one random number decides both: its low bit uniform or tail, the rest where. */
 static uint64_t sample_page(struct abit_regions *rs, const struct abit_region_info *r)
 {
-	uint64_t ps = rs->p.page_size, s = r->start / ps, n = (r->end - r->start) / ps;
+	uint64_t ps = rs->p.page_size, s = r->start / ps, n = rgn_pages(rs, r);
 	uint64_t c = rs->p.piece_pages, t = rs->p.tail_pages, x, nt, g;
 
 	if (t == 0)
