@@ -41,13 +41,14 @@ vm_hotset_args() {
 }
 
 # vm_config FILE [LIBCONFIG]...: writes a pghotd configuration for the guest: info logging,
-# stats every 200 ms (so pghotd-stat-log sees them change), then the given settings.
+# stats every 200 ms (so pghotd-stat-log sees them change; PGHOTD_VM_STATS_MS, read at each
+# call, changes it), then the given settings.
 vm_config() {
 	local f=$1
 	shift
 	{
 		echo 'log_level = "info";'
-		echo 'stats = { file = "/run/pghotd/stats.prom"; interval_ms = 200; };'
+		echo "stats = { file = \"/run/pghotd/stats.prom\"; interval_ms = ${PGHOTD_VM_STATS_MS:-200}; };"
 		printf '%s\n' "$@"
 	} >"$f"
 }
