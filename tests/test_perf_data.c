@@ -19,7 +19,16 @@
 
 #include "perf_data.h"
 
-#define REAL_FILE "/work/shared/data/perf/pebs-skx-loadlat-weight-struct.data"
+/* The shared real PEBS recording, beside the project (../shared/data/perf/). */
+static const char *real_file(void)
+{
+	static char path[4096];
+	const char *root = getenv("PGHOTD_SOURCE_ROOT");
+
+	snprintf(path, sizeof(path), "%s/../shared/data/perf/pebs-skx-loadlat-weight-struct.data",
+		 root ? root : ".");
+	return path;
+}
 
 /* ---- a tiny perf.data writer ---- */
 
@@ -1111,9 +1120,12 @@ static void on_real(void *ctx, const struct perf_data_attr *a, const struct perf
 
 static int perf_script_triples(struct triple *out, int max)
 {
-	FILE *p =
-	    popen("perf script -f -i " REAL_FILE " -F pid,tid,addr,data_src 2>/dev/null", "r");
-	char line[512];
+	char cmd[4200], line[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "perf script -f -i '%s' -F pid,tid,addr,data_src 2>/dev/null",
+		 real_file());
+	p = popen(cmd, "r");
 	int n = 0;
 
 	if (!p)
@@ -1138,13 +1150,13 @@ static void reads_the_real_recording_like_perf_script(void **state)
 	int nwant;
 	(void)state;
 
-	if (access(REAL_FILE, R_OK) != 0) {
-		printf("skipped: %s is absent\n", REAL_FILE);
+	if (access(real_file(), R_OK) != 0) {
+		printf("skipped: %s is absent\n", real_file());
 		free(r), free(want);
 		skip();
 		return;
 	}
-	assert_int_equal(perf_data_open(REAL_FILE, &d, err, sizeof(err)), 0);
+	assert_int_equal(perf_data_open(real_file(), &d, err, sizeof(err)), 0);
 	assert_int_equal(perf_data_nr_attrs(d), 2);
 	assert_int_equal(perf_data_attr(d, 0)->type, 4); /* PERF_TYPE_RAW */
 	assert_int_equal(perf_data_attr(d, 0)->config, 0x1cd);
