@@ -68,9 +68,10 @@ static int trial(uint64_t pages, int units, uint64_t seed, bool awake, struct tr
 	int left = units, n;
 
 	if (abit_regions_new(&p, (struct abit_rng){.next = abit_rng_splitmix64, .ctx = &rng}, &rs) <
-		0 ||
-	    abit_regions_update(rs, &r, 1) < 0)
+	    0)
 		return -1;
+	if (abit_regions_update(rs, &r, 1) < 0)
+		goto fail;
 	memset(acc, 0, sizeof(acc));
 	for (int s = 0; s < (int)(STEPS_S * QUIET_S); s++) {
 		n = abit_regions_prepare(rs, addr, MAX_REG);

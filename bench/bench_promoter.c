@@ -111,6 +111,7 @@ static int die(const char *what, int r)
  * nothing of the mover's. */
 static void owner_start(struct bench *b, size_t ps)
 {
+	pid_t parent = getpid();
 	int fd[2];
 	char *mem;
 
@@ -120,7 +121,9 @@ static void owner_start(struct bench *b, size_t ps)
 	if (b->owner < 0)
 		die("fork", errno);
 	if (b->owner == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* Dies with the benchmark, also when that came before the prctl. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(1);
 		mem = mmap(NULL, b->n * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 			   0);
 		if (mem == MAP_FAILED)
