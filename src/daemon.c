@@ -208,6 +208,16 @@ static int prepare_stats_dir(const char *file)
 	return 0;
 }
 
+/* A reload to another stats.file: its directory made as at the start; a failure is logged,
+ * and the write after the reload says the file cannot be written. */
+static void reload_stats_dir(const char *file)
+{
+	int r = prepare_stats_dir(file);
+
+	if (r < 0)
+		log_warning_errno(r, "cannot create the directory of stats file %s", file);
+}
+
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -281,6 +291,8 @@ static void reload(struct daemon *d)
 		config_pub_swap(d->pub, next);
 		d->probe = pr;
 		log_changed_keys(old, next);
+		if (strcmp(old->stats.file, next->stats.file) != 0)
+			reload_stats_dir(next->stats.file);
 		if (engine_apply(d->engine, d->pub, old, &pr) < 0)
 			log_error("a source set to \"on\" could not start after the reload");
 		apply_log_level(&d->opt, next);

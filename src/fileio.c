@@ -1,39 +1,76 @@
-/* fileio: small whole-file reads. */
+/* fileio: small whole-file reads and atomic writes; see fileio.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
 
-int file_read_small(const char *path, char *buf, size_t size)
+int file_open_regular(const char *path, int flags)
 {
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int r = 0;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags);
+	int r;
 
 	if (fd < 0)
 		return -errno;
-	while (len < size - 1) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (S_ISDIR(st.st_mode))
+		r = -EISDIR;
+	else if (!S_ISREG(st.st_mode))
+		r = -EBADFD;
+	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		r = -errno;
+	else
+		return fd;
+	close(fd);
+	return r;
+}
+
+const char *file_strerror(int r)
+{
+	if (r == -EBADFD)
+		return "not a regular file";
+	return strerror(r < 0 ? -r : r);
+}
+
+/* Reads up to size bytes of fd; the count read or -errno. */
+static ssize_t read_full(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	while (len < size) {
+		ssize_t n = read(fd, buf + len, size - len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
+		if (n < 0)
+			return -errno;
 		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
+	return (ssize_t)len;
+}
+
+int file_read_small(const char *path, char *buf, size_t size)
+{
+	int fd = file_open_regular(path, 0);
+	ssize_t len;
+
+	if (fd < 0)
+		return fd;
+	len = read_full(fd, buf, size - 1);
 	close(fd);
-	if (r < 0)
-		return r;
+	if (len < 0)
+		return (int)len;
 	buf[len] = '\0';
-	return len == size - 1 ? -EFBIG : (int)len;
+	return (size_t)len == size - 1 ? -EFBIG : (int)len;
 }
 
 int file_read_line(const char *path, char *buf, size_t size)
@@ -46,25 +83,69 @@ int file_read_line(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-int file_write_atomic(const char *path, const char *buf, size_t len)
+int file_read_alloc(const char *path, size_t max, char **out, size_t *len)
 {
-	char tmp[PATH_MAX];
-	size_t done = 0;
-	int fd, r = 0;
+	char *buf = malloc(max + 2);
+	int fd = file_open_regular(path, 0);
+	ssize_t n = -ENOMEM;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	while (done < len && r == 0) {
+	if (fd >= 0 && buf)
+		n = read_full(fd, buf, max + 1); /* one more than max: tells a longer file */
+	else if (fd < 0)
+		n = fd;
+	if (fd >= 0)
+		close(fd);
+	if (n >= 0 && (size_t)n > max)
+		n = -EFBIG;
+	if (n < 0) {
+		free(buf);
+		return (int)n;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = (size_t)n;
+	return 0;
+}
+
+/* "DIR/.NAME.XXXXXX" for path "DIR/NAME" (or ".NAME.XXXXXX" for a bare name). */
+static int temp_template(const char *path, char *tmp, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	int dir_len = slash ? (int)(slash - path + 1) : 0;
+	int n = snprintf(tmp, size, "%.*s.%s.XXXXXX", dir_len, path, path + dir_len);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int write_full(int fd, const char *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
 		ssize_t n = write(fd, buf + done, len - done);
 
 		if (n < 0 && errno != EINTR)
-			r = -errno;
-		else if (n > 0)
+			return -errno;
+		if (n > 0)
 			done += (size_t)n;
 	}
+	return 0;
+}
+
+int file_write_atomic(const char *path, const char *buf, size_t len)
+{
+	char tmp[PATH_MAX];
+	int fd, r = temp_template(path, tmp, sizeof(tmp));
+
+	if (r < 0)
+		return r;
+	/* mkostemp: O_CREAT|O_EXCL (an existing name, a symlink included, is never opened) and
+	 * a name from getrandom(), so no one can plant a file where the next write goes. */
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* mkostemp creates mode 0600; readers such as node_exporter need 0644. */
+	r = fchmod(fd, 0644) < 0 ? -errno : write_full(fd, buf, len);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)

@@ -1,19 +1,40 @@
 /* fileio: whole-file reads of the small text files pghotd lives on (sysfs attributes, procfs
- * entries), and atomic whole-file writes of the ones it publishes. Any thread. */
+ * entries, its configuration), and atomic whole-file writes of the ones it publishes. Any
+ * thread.
+ *
+ * Every read opens the file as what it must be: a regular file, opened with O_NONBLOCK so a
+ * FIFO or a device planted where a file was expected fails at once (-EBADFD, -EISDIR for a
+ * directory) instead of blocking the daemon. Writes never open an existing name: the
+ * temporary is created exclusively under an unpredictable name in the target's directory. */
 #ifndef PGHOTD_FILEIO_H
 #define PGHOTD_FILEIO_H
 
 #include <stddef.h>
 
+/* Opens path read-only as a regular file: O_NONBLOCK while opening (cleared after), then
+ * fstat. flags may add O_NOFOLLOW. Returns the fd, -EISDIR for a directory, -EBADFD for
+ * anything else not a regular file (FIFO, socket, device), or -errno. */
+int file_open_regular(const char *path, int flags);
+/* What r (a negative errno from this module) means, for messages: "not a regular file" for
+ * -EBADFD, "file too large" for -EFBIG, else strerror(). */
+const char *file_strerror(int r);
+
 /* Reads the whole file at path into buf (NUL-terminated), retrying on EINTR and short reads.
- * Returns its length, -errno when it cannot be opened or read, or -EFBIG when it fills all
- * size - 1 bytes (it may be longer: never silently cut). */
+ * Returns its length, -errno when it cannot be opened or read (see file_open_regular()), or
+ * -EFBIG when it fills all size - 1 bytes (it may be longer: never silently cut). */
 int file_read_small(const char *path, char *buf, size_t size);
 /* Reads the first line of a small file, newline removed. 0 or -errno as above. */
 int file_read_line(const char *path, char *buf, size_t size);
+/* Reads the whole regular file at path into a new buffer (*out, NUL-terminated after *len
+ * bytes; the file may itself hold NUL bytes: *len tells). -EFBIG past max bytes. 0 or -errno
+ * as above; *out and *len untouched on failure. */
+int file_read_alloc(const char *path, size_t max, char **out, size_t *len);
 
-/* Replaces path with len bytes of buf atomically: a reader sees the old or the new file whole.
- * Writes path.tmp (never through a symbolic link) and renames it. 0 or -errno. */
+/* Replaces path with len bytes of buf atomically: a reader sees the old or the new file
+ * whole, mode 0644 whatever the umask. The bytes go to a temporary created with O_EXCL under
+ * an unpredictable name (".NAME.XXXXXX", mkostemp) in path's directory, then renamed over
+ * path: nothing planted at a fixed name (a FIFO, a link) is ever opened. 0 or -errno; the
+ * temporary is gone on failure. */
 int file_write_atomic(const char *path, const char *buf, size_t len);
 
 #endif

@@ -7,14 +7,13 @@
 #include "stats.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
+
+#include "fileio.h"
 
 enum family_kind {
 	FK_PLAIN,   /* c[idx] */
@@ -355,49 +354,20 @@ int stats_render(struct stats *s, FILE *f)
 	return 0;
 }
 
-/* Renders into fd and closes it; -errno on any failure. */
-static int stats_write_fd(struct stats *s, int fd)
-{
-	FILE *f;
-	int r;
-
-	/* The umask may have cut the mode given to open(); readers such as node_exporter need
-	 * 0644 whatever the daemon's umask. */
-	if (fchmod(fd, 0644) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	errno = 0;
-	r = stats_render(s, f);
-	if (r < 0 && errno != 0)
-		r = -errno;
-	if (fclose(f) != 0 && r == 0)
-		r = errno ? -errno : -EIO;
-	return r;
-}
-
 int stats_write_file(struct stats *s, const char *path)
 {
-	char tmp[PATH_MAX];
-	int fd, r;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int r;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	/* O_NOFOLLOW: the directory may be writable by others; never write through a link. */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
+	if (!f)
 		return -errno;
-	r = stats_write_fd(s, fd);
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
+	r = stats_render(s, f);
+	if (fclose(f) != 0 && r == 0)
+		r = -EIO;
+	if (r == 0)
+		r = file_write_atomic(path, text, len);
+	free(text);
 	return r;
 }

@@ -121,8 +121,9 @@ const char *stat_demote_reason_name(enum stat_demote_reason r);
  * reason="busy|nomem|shared|gone|noproc|other" (demotions: node="N",reason="free_target|exchange").
  * -EIO when the stream fails. */
 int stats_render(struct stats *s, FILE *f);
-/* Writes to path atomically: path.tmp in the same directory, then rename; mode 0644.
- * Creates nothing but the file (the directory must exist). -errno on failure. */
+/* Writes to path atomically through file_write_atomic() (an exclusive temporary of random
+ * name in path's directory, then rename); mode 0644. Creates nothing but the file (the
+ * directory must exist). -errno on failure. */
 int stats_write_file(struct stats *s, const char *path);
 /* Sum of promoted_pages over nodes (for STATUS=). */
 uint64_t stats_promoted_pages_total(struct stats *s);

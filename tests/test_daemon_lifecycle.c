@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -334,6 +335,41 @@ static void test_broken_file_on_sighup_keeps_old_config(void **state)
 	stop_cleanly(f);
 }
 
+/* As at the start, a reload to a stats.file in a directory that does not exist yet makes it. */
+static void test_reload_to_a_new_stats_file_creates_its_directory(void **state)
+{
+	struct fixture *f = *state;
+	char buf[4096], text[512], moved[128];
+	struct stat st;
+
+	start_ready(f, NULL);
+	assert_true(wait_stat(f, "pghotd_up", 1, 3000));
+	snprintf(moved, sizeof(moved), "%s/newdir/stats.prom", f->dir);
+	snprintf(text, sizeof(text), "stats: {\n  file = \"%s\";\n  interval_ms = 100;\n};\n",
+		 moved);
+	write_text(f->conf, text);
+	assert_int_equal(kill(f->pid, SIGHUP), 0);
+	assert_true(wait_msg(f, "READY=1", buf, sizeof(buf), 3000));
+	snprintf(f->stats, sizeof(f->stats), "%s", moved);
+	assert_true(wait_stat(f, "pghotd_config_reloads_total", 1, 3000));
+	assert_int_equal(stat(moved, &st), 0);
+	stop_cleanly(f);
+}
+
+/* A FIFO planted at the stats file's old fixed temporary name: the daemon neither opens nor
+ * blocks on it (it hung before READY=1 and ignored SIGTERM). */
+static void test_fifo_at_the_old_stats_temp_name_does_not_stop_the_start(void **state)
+{
+	struct fixture *f = *state;
+	char tmp[160];
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", f->stats);
+	assert_int_equal(mkfifo(tmp, 0666), 0);
+	start_ready(f, NULL);
+	assert_true(wait_stat(f, "pghotd_up", 1, 3000));
+	stop_cleanly(f);
+}
+
 static void test_watchdog_keepalives_when_asked(void **state)
 {
 	struct fixture *f = *state;
@@ -586,6 +622,10 @@ int main(void)
 		teardown),
 	    cmocka_unit_test_setup_teardown(test_reload_client_fails_when_the_daemon_is_gone, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_reload_to_a_new_stats_file_creates_its_directory,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_fifo_at_the_old_stats_temp_name_does_not_stop_the_start, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_watchdog_keepalives_when_asked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_status_line_is_sent, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_config_at_start_exits_3_naming_file_and_line,

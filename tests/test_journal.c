@@ -613,7 +613,6 @@ static int daemon_group_setup(void **state)
 
 static int daemon_group_teardown(void **state)
 {
-	char path[160];
 	(void)state;
 
 	if (d.pid > 0) {
@@ -623,8 +622,6 @@ static int daemon_group_teardown(void **state)
 	}
 	unlink(d.conf);
 	unlink(d.stats);
-	snprintf(path, sizeof(path), "%s.tmp", d.stats);
-	unlink(path);
 	return rmdir(d.dir) < 0 ? -1 : 0;
 }
 

@@ -4,7 +4,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -155,6 +158,42 @@ static void test_request_times_out_without_an_answer(void **state)
 	assert_int_equal(reload_request(&ops, 123, 200, &out), -ETIMEDOUT);
 }
 
+/* The status is written through an exclusive temporary of random name: a hard link planted
+ * at the old fixed name (reload-status.tmp) is neither truncated nor chmod'ed. */
+static void test_status_write_leaves_what_is_planted_at_a_fixed_temp_name_alone(void **state)
+{
+	char dir[] = "/tmp/test_reload.XXXXXX", path[64], tmp[64], victim[64];
+	struct reload_status st = {.generation = 7, .ok = true, .message = "m"}, back;
+	char text[512];
+	struct stat sb;
+	FILE *f;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/reload-status", dir);
+	snprintf(tmp, sizeof(tmp), "%s/reload-status.tmp", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("keep\n", f);
+	fclose(f);
+	assert_int_equal(link(victim, tmp), 0);
+	assert_int_equal(chmod(victim, 0600), 0);
+	assert_int_equal(reload_status_write(path, &st), 0);
+	assert_int_equal(stat(victim, &sb), 0);
+	assert_int_equal(sb.st_size, 5);
+	assert_int_equal(sb.st_nlink, 2);
+	assert_int_equal(sb.st_mode & 07777, 0600);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	assert_int_equal(reload_status_parse(text, &back), 0);
+	assert_int_equal(back.generation, 7);
+	assert_int_equal(unlink(path) | unlink(tmp) | unlink(victim), 0);
+	assert_int_equal(rmdir(dir), 0); /* no temporary left behind */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +204,7 @@ int main(void)
 	    cmocka_unit_test(test_request_before_any_status_waits_for_the_first),
 	    cmocka_unit_test(test_request_fails_when_the_daemon_goes_away),
 	    cmocka_unit_test(test_request_times_out_without_an_answer),
+	    cmocka_unit_test(test_status_write_leaves_what_is_planted_at_a_fixed_temp_name_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

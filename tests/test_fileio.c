@@ -1,0 +1,115 @@
+/* fileio: reads open only regular files, at once whatever sits at the path; whole reads are
+ * bounded and keep NUL bytes visible. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fileio.h"
+
+static char dir[64];
+
+static int dir_setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_fileio.XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int dir_teardown(void **state)
+{
+	char cmd[128];
+	(void)state;
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+static void in_dir(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/%s", dir, name);
+}
+
+static void put(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	fclose(f);
+}
+
+/* Without O_NONBLOCK and the fstat, the first read of the FIFO blocks: the alarm fails it. */
+static void reads_of_a_fifo_or_a_directory_fail_at_once(void **state)
+{
+	char fifo[128], buf[64], *text = NULL;
+	size_t len = 0;
+	(void)state;
+
+	in_dir(fifo, sizeof(fifo), "fifo");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(5);
+	assert_int_equal(file_open_regular(fifo, 0), -EBADFD);
+	assert_int_equal(file_read_small(fifo, buf, sizeof(buf)), -EBADFD);
+	assert_int_equal(file_read_line(fifo, buf, sizeof(buf)), -EBADFD);
+	assert_int_equal(file_read_alloc(fifo, 100, &text, &len), -EBADFD);
+	alarm(0);
+	assert_null(text);
+	assert_int_equal(file_read_small(dir, buf, sizeof(buf)), -EISDIR);
+	assert_int_equal(file_read_small("/dev/null", buf, sizeof(buf)), -EBADFD);
+	assert_string_equal(file_strerror(-EBADFD), "not a regular file");
+	assert_string_equal(file_strerror(-ENOENT), strerror(ENOENT));
+}
+
+static void open_regular_returns_a_blocking_fd_and_can_refuse_symlinks(void **state)
+{
+	char file[128], link_path[128];
+	int fd;
+	(void)state;
+
+	in_dir(file, sizeof(file), "plain");
+	in_dir(link_path, sizeof(link_path), "link");
+	put(file, "x", 1);
+	assert_int_equal(symlink(file, link_path), 0);
+	fd = file_open_regular(link_path, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	close(fd);
+	assert_int_equal(file_open_regular(link_path, O_NOFOLLOW), -ELOOP);
+}
+
+static void read_alloc_keeps_nul_bytes_and_bounds_the_size(void **state)
+{
+	char file[128], *text = NULL;
+	size_t len = 0;
+	(void)state;
+
+	in_dir(file, sizeof(file), "nul");
+	put(file, "a\0b", 3);
+	assert_int_equal(file_read_alloc(file, 3, &text, &len), 0);
+	assert_int_equal(len, 3);
+	assert_memory_equal(text, "a\0b", 4);
+	free(text);
+	text = NULL;
+	assert_int_equal(file_read_alloc(file, 2, &text, &len), -EFBIG);
+	assert_null(text);
+	assert_int_equal(len, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(reads_of_a_fifo_or_a_directory_fail_at_once),
+	    cmocka_unit_test(open_regular_returns_a_blocking_fd_and_can_refuse_symlinks),
+	    cmocka_unit_test(read_alloc_keeps_nul_bytes_and_bounds_the_size),
+	};
+	return cmocka_run_group_tests(tests, dir_setup, dir_teardown);
+}
