@@ -15,6 +15,7 @@
 #include "abit_sample.h"
 #include "cold_list.h"
 #include "config_pub.h"
+#include "fileio.h"
 #include "log.h"
 #include "pagemap.h"
 #include "proc_filter.h"
@@ -28,6 +29,10 @@
 /* A bitmap write may span this many untouched words: writing a 0 bit costs the kernel
  * nothing, while each extra call costs a syscall. */
 #define MARK_MAX_GAP 16
+/* A /proc/PID/stat line: 52 fields of at most 20 digits, and a 16-byte command name. */
+#define STAT_TEXT_MAX 2048
+/* The maps file is read through this much: procfs hands it out a page at a time anyway. */
+#define MAPS_BUF 16384
 
 /* Cached pagemap decode of one page of a region: the PFN seen at the last scan, plus
  * whether its kpageflags were checked for that PFN (KNOWN), it is marked idle (TRACKED) and
@@ -144,6 +149,7 @@ struct abit {
 	int node[ABIT_REGION_PAGES]; /* page nodes, when the topology has no block map */
 	void *addr[ABIT_REGION_PAGES];
 	struct idle_words words;
+	char maps_buf[MAPS_BUF];
 
 	struct worker w;
 	struct config_pub *pub;
@@ -169,51 +175,6 @@ static void abit_set_active(struct abit *a, int active)
 		stats_source_active(a->stats, SRC_ABIT, active);
 }
 
-/* Reads a whole procfs file into a growing buffer; -errno (ENOENT for a gone process). */
-static int read_text(const char *path, char **out)
-{
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	int fd, r = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
-		return -errno;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : 0;
-			break;
-		}
-		len += (size_t)n;
-		if (cap - len - 1 == 0) {
-			char *bigger = realloc(buf, cap * 2);
-
-			if (!bigger) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = bigger;
-			cap *= 2;
-		}
-	}
-	close(fd);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	return 0;
-}
-
 static bool errno_means_gone(int r)
 {
 	return r == -ENOENT || r == -ESRCH;
@@ -221,16 +182,14 @@ static bool errno_means_gone(int r)
 
 static int proc_read_stat(const struct abit *a, pid_t pid, uint64_t *start, int *cpu)
 {
-	char path[PATH_MAX], *text;
+	char path[PATH_MAX], text[STAT_TEXT_MAX];
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%d/stat", a->procfs_root, (int)pid);
-	r = read_text(path, &text);
+	r = file_read_small(path, text, sizeof(text));
 	if (r < 0)
 		return errno_means_gone(r) ? -ESRCH : r;
-	r = stat_parse_start_cpu(text, start, cpu);
-	free(text);
-	return r;
+	return stat_parse_start_cpu(text, start, cpu);
 }
 
 /* ---- process list and regions ---------------------------------------------------------- */
@@ -293,26 +252,37 @@ static int regions_cut(uint64_t start, uint64_t end, struct abit_region **reg, s
 	return 0;
 }
 
-/* Regions of every trackable VMA listed in maps text, in address order. */
-static int regions_from_maps(const char *text, uint64_t round, struct abit_region **out,
+/* The regions being cut from one maps file. */
+struct maps_cut {
+	struct abit_region *reg;
+	size_t n, cap;
+	uint64_t round;
+};
+
+static int maps_cut_line(void *ctx, const char *line, size_t len)
+{
+	struct maps_cut *m = ctx;
+	struct maps_vma v;
+
+	if (maps_parse_line(line, len, &v) < 0 || !v.readable || v.special)
+		return 0;
+	return regions_cut(v.start, v.end, &m->reg, &m->n, &m->cap, m->round);
+}
+
+/* Regions of every trackable VMA in the maps file at path, in address order, read through
+ * a->maps_buf a line at a time (a process's maps text is as long as it makes it). -errno. */
+static int regions_from_maps(struct abit *a, const char *path, struct abit_region **out,
 			     size_t *nout)
 {
-	struct abit_region *reg = NULL;
-	size_t n = 0, cap = 0;
+	struct maps_cut m = {.round = a->round};
+	int r = file_read_lines(path, a->maps_buf, sizeof(a->maps_buf), maps_cut_line, &m);
 
-	for (const char *line = text; *line;) {
-		struct maps_vma v;
-		const char *nl = strchr(line, '\n');
-
-		if (maps_parse_line(line, &v) == 0 && v.readable && !v.special &&
-		    regions_cut(v.start, v.end, &reg, &n, &cap, round) < 0) {
-			regions_free(reg, n);
-			return -ENOMEM;
-		}
-		line = nl ? nl + 1 : line + strlen(line);
+	if (r < 0) {
+		regions_free(m.reg, m.n);
+		return r;
 	}
-	*out = reg;
-	*nout = n;
+	*out = m.reg;
+	*nout = m.n;
 	return 0;
 }
 
@@ -454,19 +424,15 @@ static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *o
 static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct abit_proc *out)
 {
 	struct abit_proc p = {.pid = pid, .cpu = -1, .node = -1, .added = a->round};
-	char path[PATH_MAX], *text;
+	char path[PATH_MAX];
 	int cpu, r = proc_read_stat(a, pid, &p.starttime, &cpu);
 
 	if (r < 0)
 		return r;
 	snprintf(path, sizeof(path), "%s/%d/maps", a->procfs_root, (int)pid);
-	r = read_text(path, &text);
+	r = regions_from_maps(a, path, &p.reg, &p.nreg);
 	if (r < 0)
 		return errno_means_gone(r) ? -ESRCH : r;
-	r = regions_from_maps(text, a->round, &p.reg, &p.nreg);
-	free(text);
-	if (r < 0)
-		return r;
 	if (!p.nreg) {
 		/* A kernel thread, or nothing mapped that could be tracked. */
 		free(p.reg);
@@ -643,7 +609,7 @@ static void abit_drop_gone(struct abit *a)
 
 	for (size_t i = 0; i < a->nprocs; i++) {
 		if (a->procs[i].gone) {
-			regions_free(a->procs[i].reg, a->procs[i].nreg);
+			proc_free(&a->procs[i]);
 			continue;
 		}
 		a->procs[k++] = a->procs[i];

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,4 +154,65 @@ int file_write_atomic(const char *path, const char *buf, size_t len)
 	if (r < 0)
 		unlink(tmp);
 	return r;
+}
+
+/* Hands line() the complete lines of buf[0..have); returns how many bytes were used, or a
+ * negative return of line(). *skip: the first line is the rest of one already passed cut. */
+static ssize_t lines_pass(const char *buf, size_t have, bool *skip,
+			  int (*line)(void *ctx, const char *s, size_t len), void *ctx)
+{
+	const char *p = buf, *end = buf + have, *nl;
+	int r;
+
+	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+		r = *skip ? 0 : line(ctx, p, (size_t)(nl - p));
+		if (r < 0)
+			return r;
+		*skip = false;
+		p = nl + 1;
+	}
+	return p - buf;
+}
+
+int file_read_lines(const char *path, char *buf, size_t size,
+		    int (*line)(void *ctx, const char *s, size_t len), void *ctx)
+{
+	size_t have = 0;
+	bool skip = false;
+	int fd = file_open_regular(path, 0), r = 0;
+
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, size - have), used;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		have += (size_t)n;
+		used = lines_pass(buf, have, &skip, line, ctx);
+		if (used < 0) {
+			r = (int)used;
+			break;
+		}
+		have -= (size_t)used;
+		memmove(buf, buf + used, have);
+		if (n == 0) { /* the end: a last line without its newline */
+			if (have && !skip)
+				r = line(ctx, buf, have);
+			break;
+		}
+		if (have == size) { /* a line longer than buf: passed cut, its rest skipped */
+			r = skip ? 0 : line(ctx, buf, have);
+			if (r < 0)
+				break;
+			skip = true;
+			have = 0;
+		}
+	}
+	close(fd);
+	return r < 0 ? r : 0;
 }

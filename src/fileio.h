@@ -10,6 +10,7 @@
 #define PGHOTD_FILEIO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Opens path read-only as a regular file: O_NONBLOCK while opening (cleared after), then
  * fstat. flags may add O_NOFOLLOW. Returns the fd, -EISDIR for a directory, -EBADFD for
@@ -29,6 +30,13 @@ int file_read_line(const char *path, char *buf, size_t size);
  * bytes; the file may itself hold NUL bytes: *len tells). -EFBIG past max bytes. 0 or -errno
  * as above; *out and *len untouched on failure. */
 int file_read_alloc(const char *path, size_t max, char **out, size_t *len);
+
+/* Reads the text file at path line by line through buf[size] (size > 0) and calls line() with
+ * each line, newline removed, not NUL-terminated. A line longer than size bytes is passed cut
+ * to its first size bytes and the rest skipped: memory and time follow what is read, whatever
+ * the file claims. 0, the first negative return of line(), or -errno. */
+int file_read_lines(const char *path, char *buf, size_t size,
+		    int (*line)(void *ctx, const char *s, size_t len), void *ctx);
 
 /* Replaces path with len bytes of buf atomically: a reader sees the old or the new file
  * whole, mode 0644 whatever the umask. The bytes go to a temporary created with O_EXCL under

@@ -26,21 +26,31 @@ static bool maps_name_special(const char *name)
 	       strncmp(name, "[vdso]", 6) == 0;
 }
 
-int maps_parse_line(const char *line, struct maps_vma *out)
+int maps_parse_line(const char *line, size_t len, struct maps_vma *out)
 {
+	/* Every field but the name fits well within this (two 16-digit addresses, perms, a
+	 * 16-digit offset, dev, a 20-digit inode, padding to column 73): the special names are
+	 * matched on what follows, so a longer name is cut, never measured. */
+	char buf[MAPS_LINE_PREFIX + 1];
+	const char *nl = memchr(line, '\n', len < MAPS_LINE_PREFIX ? len : MAPS_LINE_PREFIX);
+	size_t n = nl ? (size_t)(nl - line) : len < MAPS_LINE_PREFIX ? len : MAPS_LINE_PREFIX;
 	unsigned long long start, end;
 	char perms[5];
 	int name_at = 0;
 
+	/* sscanf() measures its whole input first: on the rest of a 65,000-line maps text that
+	 * is a strlen of megabytes per line. It reads this bounded copy of one line instead. */
+	memcpy(buf, line, n);
+	buf[n] = '\0';
 	/* "start-end perms offset dev inode   name" */
-	if (sscanf(line, "%llx-%llx %4s %*s %*s %*s %n", &start, &end, perms, &name_at) < 3)
+	if (sscanf(buf, "%llx-%llx %4s %*s %*s %*s %n", &start, &end, perms, &name_at) < 3)
 		return -EINVAL;
 	if (end <= start || strlen(perms) != 4 || (start | end) % PAGEMAP_PAGE_SIZE)
 		return -EINVAL;
 	out->start = start;
 	out->end = end;
 	out->readable = perms[0] == 'r';
-	out->special = name_at > 0 && maps_name_special(line + name_at);
+	out->special = name_at > 0 && maps_name_special(buf + name_at);
 	return 0;
 }
 

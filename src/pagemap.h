@@ -59,8 +59,13 @@ struct maps_vma {
 	bool special; /* [vsyscall], [vvar], [vdso]: no LRU pages to track */
 };
 
-/* Parses one /proc/PID/maps line (with or without its newline). -EINVAL when malformed. */
-int maps_parse_line(const char *line, struct maps_vma *out);
+/* Bytes of a maps line looked at: the fields before the name, and enough of the name. */
+#define MAPS_LINE_PREFIX 192
+
+/* Parses the /proc/PID/maps line at line, of at most len bytes (it ends at the first newline
+ * within them, or after len bytes; no NUL needed): reads at most MAPS_LINE_PREFIX bytes,
+ * whatever follows. -EINVAL when malformed. */
+int maps_parse_line(const char *line, size_t len, struct maps_vma *out);
 
 /* From one /proc/PID/stat line: field 22 (start time, clock ticks) and field 39 (CPU the
  * task last ran on). The command name may contain spaces and parentheses: fields are counted

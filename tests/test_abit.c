@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -435,28 +437,61 @@ static void test_kpageflags_classify_lru_pages_and_thp_heads_and_tails(void **st
 			 KPF_CLASS_UNTRACKABLE);
 }
 
+/* maps_parse_line() of a whole NUL-terminated line. */
+static int parse_line(const char *line, struct maps_vma *v)
+{
+	return maps_parse_line(line, strlen(line), v);
+}
+
 static void test_maps_line_parses_range_permissions_and_special_vmas(void **state)
 {
 	(void)state;
 	struct maps_vma v;
 
 	assert_int_equal(
-	    maps_parse_line("55d0c0a00000-55d0c0c00000 rw-p 00000000 00:00 0    [heap]\n", &v), 0);
+	    parse_line("55d0c0a00000-55d0c0c00000 rw-p 00000000 00:00 0    [heap]\n", &v), 0);
 	assert_int_equal(v.start, 0x55d0c0a00000);
 	assert_int_equal(v.end, 0x55d0c0c00000);
 	assert_true(v.readable);
 	assert_false(v.special);
-	assert_int_equal(maps_parse_line("7ffd1000-7ffd3000 ---p 00000000 00:00 0", &v), 0);
+	assert_int_equal(parse_line("7ffd1000-7ffd3000 ---p 00000000 00:00 0", &v), 0);
 	assert_false(v.readable);
-	assert_int_equal(
-	    maps_parse_line("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0   "
-			    "               [vsyscall]",
-			    &v),
-	    0);
+	assert_int_equal(parse_line("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0   "
+				    "               [vsyscall]",
+				    &v),
+			 0);
 	assert_true(v.special);
-	assert_int_equal(maps_parse_line("7f00-7e00 rw-p 0 00:00 0", &v), -EINVAL);
-	assert_int_equal(maps_parse_line("garbage", &v), -EINVAL);
-	assert_int_equal(maps_parse_line("1000-2001 rw-p 0 00:00 0", &v), -EINVAL);
+	assert_int_equal(parse_line("7f00-7e00 rw-p 0 00:00 0", &v), -EINVAL);
+	assert_int_equal(parse_line("garbage", &v), -EINVAL);
+	assert_int_equal(parse_line("1000-2001 rw-p 0 00:00 0", &v), -EINVAL);
+}
+
+/* A maps line is parsed from its own bytes: one placed at the very end of a readable page,
+ * followed by an unreadable one, with no newline and no NUL, parses without a fault; the
+ * same line inside a much longer text yields the same VMA, and a name cut short at the
+ * length is still recognised. */
+static void test_maps_line_is_parsed_within_its_length(void **state)
+{
+	(void)state;
+	const char line[] = "7f0000000000-7f0000200000 rw-p 00000000 00:00 0          [vdso]";
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m =
+	    mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct maps_vma v;
+
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+	memcpy(m + pg - (sizeof(line) - 1), line, sizeof(line) - 1);
+	assert_int_equal(maps_parse_line(m + pg - (sizeof(line) - 1), sizeof(line) - 1, &v), 0);
+	assert_int_equal(v.start, 0x7f0000000000);
+	assert_int_equal(v.end, 0x7f0000200000);
+	assert_true(v.special);
+	/* Cut before the name: the same range, not special. */
+	assert_int_equal(maps_parse_line(m + pg - (sizeof(line) - 1), 48, &v), 0);
+	assert_false(v.special);
+	/* Cut inside the fields: malformed, and nothing past the cut is read. */
+	assert_int_equal(maps_parse_line(m + pg - (sizeof(line) - 1), 20, &v), -EINVAL);
+	munmap(m, 2 * (size_t)pg);
 }
 
 static void test_stat_line_gives_start_time_and_cpu_past_odd_command_names(void **state)
@@ -1148,6 +1183,77 @@ static void test_process_exiting_mid_round_is_dropped_silently(void **state)
 	log_set_level(LOG_LVL_INFO);
 	fclose(logf);
 	free(logbuf);
+}
+
+/* Removes pid's procfs directory: what its exit looks like. */
+static void fx_exit(struct fx *f, pid_t pid)
+{
+	char path[256];
+
+	fx_path(f, path, sizeof(path), "proc/%d", (int)pid);
+	assert_int_equal(nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+/* A sampled process that exits takes all its state with it, its sampler too: twenty of them
+ * coming and going leave the heap within a few KiB of what one did (with the sampler leaked,
+ * each exit kept 12.8 KiB: 257 KiB after twenty). */
+static void test_exited_sampled_process_leaves_nothing_allocated(void **state)
+{
+	struct fx *f = *state;
+	size_t before = 0;
+
+	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
+	f->cfg->sources.abit.full_scan_mib = 0; /* sampled, however small */
+	fx_new_abit(f);
+	for (int i = 0; i <= 20; i++) {
+		pid_t pid = 300 + i;
+		int steps = 0;
+
+		fx_proc(f, pid, "short", 0, VA, VA + 4 * REGION);
+		fx_map(f, pid, VA, SLOW_PFN + 1, LRU);
+		while (abit_nr_sample_regions(f->a, pid) == 0 && steps++ < 16)
+			assert_true(fx_round(f) >= 0);
+		assert_true(abit_nr_sample_regions(f->a, pid) > 0);
+		fx_exit(f, pid);
+		while (abit_nr_procs(f->a) && steps++ < 32)
+			assert_true(fx_round(f) >= 0);
+		assert_int_equal(abit_nr_procs(f->a), 0);
+		if (i == 0)
+			before = mallinfo2().uordblks;
+	}
+	printf("heap after 1 exit %zu bytes, after 21 %zu\n", before, mallinfo2().uordblks);
+	assert_true(mallinfo2().uordblks <= before + 32768);
+}
+
+/* A maps line longer than the read buffer (a VMA of a file with a very long name) is taken
+ * from its start and the rest skipped: the VMAs before and after it are all found. */
+static void test_maps_with_a_very_long_line_gives_every_vma(void **state)
+{
+	struct fx *f = *state;
+	char path[256], *text = malloc(100000);
+	size_t n;
+
+	assert_non_null(text);
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	n = (size_t)sprintf(text, "%llx-%llx rw-p 00000000 00:00 0 \n%llx-%llx r--p 0 08:01 12 /",
+			    (unsigned long long)VA, (unsigned long long)(VA + REGION),
+			    (unsigned long long)(VA + REGION),
+			    (unsigned long long)(VA + 2 * REGION));
+	memset(text + n, 'x', 70000);
+	n += 70000;
+	n += (size_t)sprintf(text + n, "\n%llx-%llx rw-p 00000000 00:00 0",
+			     (unsigned long long)(VA + 2 * REGION),
+			     (unsigned long long)(VA + 3 * REGION));
+	fx_path(f, path, sizeof(path), "proc/100/maps");
+	write_file(path, text, n);
+	fx_path(f, path, sizeof(path), "proc/100/pagemap");
+	assert_int_equal(truncate(path, (off_t)((VA + 3 * REGION) / 4096 * 8)), 0);
+	free(text);
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+	assert_int_equal(abit_region_interval(f->a, 100, VA + REGION), 1);
+	assert_int_equal(abit_region_interval(f->a, 100, VA + 2 * REGION), 1);
 }
 
 static void test_hidden_pfns_make_the_source_unavailable(void **state)
@@ -2033,6 +2139,7 @@ int main(void)
 	    cmocka_unit_test(test_pagemap_entry_gives_pfn_only_when_present),
 	    cmocka_unit_test(test_kpageflags_classify_lru_pages_and_thp_heads_and_tails),
 	    cmocka_unit_test(test_maps_line_parses_range_permissions_and_special_vmas),
+	    cmocka_unit_test(test_maps_line_is_parsed_within_its_length),
 	    cmocka_unit_test(test_stat_line_gives_start_time_and_cpu_past_odd_command_names),
 	    cmocka_unit_test(test_bitmap_transfers_loop_on_short_counts),
 	    cmocka_unit_test(test_bitmap_read_past_the_end_and_stalled_write_fail),
@@ -2046,6 +2153,8 @@ int main(void)
 	    FX(test_without_a_block_map_page_nodes_come_from_the_kernel),
 	    FX(test_unmapped_page_is_not_reported),
 	    FX(test_process_exiting_mid_round_is_dropped_silently),
+	    FX(test_exited_sampled_process_leaves_nothing_allocated),
+	    FX(test_maps_with_a_very_long_line_gives_every_vma),
 	    FX(test_hidden_pfns_make_the_source_unavailable),
 	    FX(test_missing_page_idle_makes_the_source_unavailable),
 	    FX(test_round_with_word_sized_transfers_finds_the_same_accesses),
