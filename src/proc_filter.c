@@ -20,24 +20,31 @@ static int read_proc(const char *procfs_root, pid_t pid, const char *name, char 
 	return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
 }
 
-static void parse_cgroup(const char *text, char *out, size_t len)
+/* The cgroup v2 path of a /proc/PID/cgroup text (its "0::" line) into out[len]; "" when it
+ * has none (cgroup v1 only). -ENAMETOOLONG when the path does not fit: the caller does not
+ * know the process's cgroup then, and a cut path could match no rule it should. */
+static int parse_cgroup(const char *text, char *out, size_t len)
 {
-	const char *p = strstr(text, "0::");
-
 	out[0] = '\0';
-	if (p && (p == text || p[-1] == '\n')) {
-		size_t l = strcspn(p + 3, "\n");
+	for (const char *p = text; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+		size_t l;
+
+		if (strncmp(p, "0::", 3) != 0)
+			continue;
+		l = strcspn(p + 3, "\n");
 		if (l >= len)
-			l = len - 1;
+			return -ENAMETOOLONG;
 		memcpy(out, p + 3, l);
 		out[l] = '\0';
+		return 0;
 	}
+	return 0;
 }
 
 int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out)
 {
 	struct proc_info info = {0};
-	char buf[1024];
+	char buf[1024], cg[PROC_CGROUP_FILE_MAX];
 	unsigned long long size = 0, resident = 0;
 	int r = read_proc(procfs_root, pid, "comm", buf, sizeof(buf));
 
@@ -46,8 +53,13 @@ int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out)
 	buf[strcspn(buf, "\n")] = '\0';
 	buf[sizeof(info.comm) - 1] = '\0'; /* comm is at most 16 bytes; never overflow */
 	memcpy(info.comm, buf, strlen(buf) + 1);
-	if (read_proc(procfs_root, pid, "cgroup", buf, sizeof(buf)) >= 0)
-		parse_cgroup(buf, info.cgroup, sizeof(info.cgroup));
+	/* Read whole or not at all: a process whose cgroup is not known is not selected (an
+	 * exclude_cgroup rule must not be escaped by a long path). */
+	r = read_proc(procfs_root, pid, "cgroup", cg, sizeof(cg));
+	if (r >= 0)
+		r = parse_cgroup(cg, info.cgroup, sizeof(info.cgroup));
+	if (r < 0)
+		return r;
 	r = read_proc(procfs_root, pid, "statm", buf, sizeof(buf));
 	if (r < 0)
 		return r;
@@ -61,7 +73,7 @@ int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out)
 
 static bool cgroup_match(const char *pattern, const char *path)
 {
-	char prefix[512];
+	char prefix[PROC_CGROUP_MAX];
 	size_t l = strlen(path);
 
 	if (fnmatch(pattern, path, 0) == 0)

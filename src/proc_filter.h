@@ -14,14 +14,21 @@
 
 #include "config.h"
 
+/* Longest cgroup path known (a deeper one leaves the process unknown, never selected), and
+ * the most of /proc/PID/cgroup read (every v1 hierarchy's line and the v2 one). */
+#define PROC_CGROUP_MAX	     4096
+#define PROC_CGROUP_FILE_MAX 16384
+
 struct proc_info {
 	char comm[64];
-	char cgroup[512]; /* cgroup v2 path ("0::" line), "" when unknown */
+	char cgroup[PROC_CGROUP_MAX]; /* cgroup v2 path ("0::" line), "" on cgroup v1 only */
 	uint64_t rss_bytes;
 	bool kernel_thread; /* no mm: never selected */
 };
 
-/* Reads <procfs_root>/<pid>/{comm,cgroup,statm}. -ESRCH when the process is gone. */
+/* Reads <procfs_root>/<pid>/{comm,cgroup,statm}. -ESRCH when the process is gone; -EFBIG or
+ * -ENAMETOOLONG when its cgroup file or path is longer than the bounds above, -errno when
+ * any of the three cannot be read: the caller skips the process as unknown. */
 int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out);
 bool proc_filter_match(const struct pghotd_config *cfg, const struct proc_info *info);
 /* True when the config selects every process (no lists, no RSS floor): callers may skip

@@ -338,3 +338,26 @@ int procs_sweep(struct procs *p)
 	pthread_mutex_unlock(&p->lock);
 	return n;
 }
+
+int procs_verify(struct procs *p, uint32_t handle)
+{
+	uint64_t start = 0, id = procs_ident(p, handle);
+	int r;
+
+	if (!id)
+		return -ESTALE;
+	/* The read is outside the lock (a file read); the slot is judged under it, and only if it
+	 * still holds the same identity. */
+	r = procs_read_starttime(p, (pid_t)(uint32_t)id, &start);
+	if (r < 0 && r != -ESRCH)
+		return r;
+	pthread_mutex_lock(&p->lock);
+	if (atomic_load_explicit(&p->slots[handle & SLOT_MASK].ident, memory_order_relaxed) != id)
+		r = -ESTALE;
+	else if (r == 0 && start != p->slots[handle & SLOT_MASK].starttime)
+		r = -ESTALE;
+	if (r < 0 && procs_ident(p, handle))
+		procs_forget_locked(p, handle & SLOT_MASK);
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}

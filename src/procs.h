@@ -35,6 +35,12 @@ void procs_forget(struct procs *p, uint32_t handle);
 /* Main or promoter thread: forget every tracked process whose /proc entry is gone or whose
  * start time changed (pid reuse). Returns how many were forgotten. */
 int procs_sweep(struct procs *p);
+/* Any thread: whether handle still names the process it was made for, read now from its stat
+ * file (the moment before pages are moved by pid). 0: the same process; -ESTALE: the pid
+ * now belongs to another one (a different start time) or the handle was forgotten; -ESRCH:
+ * the process is gone. The handle is forgotten on -ESTALE and -ESRCH. Another -errno (the
+ * file cannot be read or parsed) keeps it: the caller decides. */
+int procs_verify(struct procs *p, uint32_t handle);
 /* Pure helper (tests): parse field 22 (starttime) of a /proc/PID/stat line. */
 int procs_parse_starttime(const char *stat_line, uint64_t *out);
 

@@ -562,17 +562,23 @@ static void fetch_sizes(struct promoter *p, pid_t pid, size_t n)
 
 /* ---- one process chunk ------------------------------------------------------------- */
 
-/* ESRCH: settles rest[0..n) and every deferred page of the process, then forgets it.
- * Everything we hold is settled first: forget_proc frees entries, and a later done() on a
- * freed slot could land on a reused one. */
+/* ESRCH, or ESTALE (reused: the pid now names another process): settles rest[0..n) and
+ * every deferred page of the process, then forgets it. Everything we hold is settled first:
+ * forget_proc frees entries, and a later done() on a freed slot could land on a reused one. */
 static void forget_process(struct promoter *p, uint32_t proc, pid_t pid, struct work_item *rest,
-			   size_t n, uint64_t now)
+			   size_t n, bool reused, uint64_t now)
 {
 	size_t k = 0;
 
+	if (reused) {
+		stats_add(p->d.stats, ST_BATCHES_PID_REUSED, 1);
+		log_notice("pid=%d now belongs to another process: its pages are not moved",
+			   (int)pid);
+	}
 	if (p->down) {
 		/* Cold pages hold no hot table entry; the process is the sources' to forget. */
-		stats_demote_fail(p->d.stats, FAIL_NOPROC, 1);
+		if (!reused)
+			stats_demote_fail(p->d.stats, FAIL_NOPROC, 1);
 		pagemap_cache_drop();
 		return;
 	}
@@ -585,12 +591,14 @@ static void forget_process(struct promoter *p, uint32_t proc, pid_t pid, struct 
 			p->deferred[k++] = p->deferred[i];
 	}
 	p->nr_deferred = k;
-	stats_fail(p->d.stats, FAIL_NOPROC, 1);
+	if (!reused)
+		stats_fail(p->d.stats, FAIL_NOPROC, 1);
 	hot_table_forget_proc(p->d.hot, proc);
 	procs_forget(p->d.procs, proc);
 	pagemap_cache_drop();
 	stats_add(p->d.stats, ST_PROCESSES_FORGOTTEN, 1);
-	log_info("pid=%d is gone, forgetting its pages", (int)pid);
+	if (!reused)
+		log_info("pid=%d is gone, forgetting its pages", (int)pid);
 }
 
 /* The sample told where the page is: its last access saw it on a slow node, and the
@@ -755,6 +763,7 @@ static long process_chunk(struct promoter *p, const struct pghotd_config *cfg,
 {
 	long k = select_slow(p, cfg, items, n, now);
 	size_t paid;
+	int r;
 
 	if (k <= 0)
 		return k;
@@ -767,6 +776,15 @@ static long process_chunk(struct promoter *p, const struct pghotd_config *cfg,
 		return (long)paid;
 	}
 	p->charged = true;
+	/* The pid was resolved when the pages were gathered; a process that exited since and
+	 * whose pid was reused would have the new process's pages moved. */
+	r = procs_verify(p->d.procs, items[0].c.proc);
+	if (r == -ESTALE || r == -ESRCH) {
+		for (size_t i = 0; i < paid; i++)
+			token_bucket_refund(p->cur, p->sizes[i]);
+		settle_all(p, p->sel, paid, now);
+		return r;
+	}
 	return move_selected(p, cfg, items[0].pid, paid, !p->down, now);
 }
 
@@ -937,9 +955,9 @@ static long process_work(struct promoter *p, const struct pghotd_config *cfg, ui
 		if (!p->down) /* cold pages come coldest first, and need no size lookup */
 			sort_chunk(&p->work[i], n);
 		r = process_chunk(p, cfg, &p->work[i], n, now);
-		if (r == -ESRCH) {
+		if (r == -ESRCH || r == -ESTALE) {
 			forget_process(p, p->work[i].c.proc, p->work[i].pid, &p->work[i + n],
-				       end - i - n, now);
+				       end - i - n, r == -ESTALE, now);
 			i = end;
 			continue;
 		}
@@ -1302,7 +1320,7 @@ int promoter_move_batch(struct promoter *p, const struct pghotd_config *cfg, pid
 	r = move_selected(p, cfg, pid, n, false, now_ms);
 	memcpy(status, p->status, n * sizeof(*status));
 	if (r == -ESRCH && n > 0)
-		forget_process(p, c[0].proc, pid, NULL, 0, now_ms);
+		forget_process(p, c[0].proc, pid, NULL, 0, false, now_ms);
 	return (int)r;
 }
 
@@ -1543,8 +1561,8 @@ int promoter_sizes_by_kpageflags(int fd, const char *kpageflags, uint64_t base,
 		ssize_t got;
 
 		/* A run of ascending addresses within one window: one pread for all of them. */
-		for (j = i + 1; j < n && addrs[j] >= addrs[j - 1] && addrs[j] / base - first < PM_WINDOW;
-		     j++)
+		for (j = i + 1;
+		     j < n && addrs[j] >= addrs[j - 1] && addrs[j] / base - first < PM_WINDOW; j++)
 			;
 		got = pread(fd, pm, (size_t)(addrs[j - 1] / base - first + 1) * sizeof(*pm),
 			    (off_t)(first * sizeof(*pm)));

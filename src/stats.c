@@ -112,6 +112,10 @@ static const struct family families[] = {
      FK_DEMOTE_BYTES, 0},
     {"pghotd_demote_failures_total", "counter",
      "Cold pages move_pages(2) did not demote, by reason.", FK_DEMOTE_FAIL, 0},
+    {"pghotd_move_batches_pid_reused_total", "counter",
+     "Move batches dropped just before the move because their pid had been reused by another "
+     "process (its start time changed).",
+     FK_PLAIN, ST_BATCHES_PID_REUSED},
     {"pghotd_processes_forgotten_total", "counter",
      "Processes dropped from tracking (exited or no longer matching).", FK_PLAIN,
      ST_PROCESSES_FORGOTTEN},

@@ -63,6 +63,7 @@ enum stat_counter {
 	ST_DEMOTE_SKIPPED,     /* no longer on the fast node they were found on */
 	ST_DEMOTE_DRY_RUN,
 	ST_DEMOTE_RATE_LIMITED, /* dropped for this interval by demotion.rate_limit_mbps */
+	ST_BATCHES_PID_REUSED,	/* move batches dropped: the pid now names another process */
 	ST__COUNT
 };
 

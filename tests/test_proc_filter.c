@@ -127,6 +127,53 @@ static void test_reads_comm_cgroup_and_rss_from_procfs(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* /proc/PID/cgroup is read whole: a v2 path under an excluded cgroup still excludes the
+ * process when the file is 1,024 bytes and more (v1 lines first, then a deep path); a path
+ * too long to keep, or a file past the read bound, leaves the process unknown (an error, so
+ * the caller skips it) rather than a cgroup of "" that no exclude rule matches. */
+static void test_long_cgroup_file_is_read_whole_or_the_process_is_unknown(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/pghotd-procfs-XXXXXX", dir[512], cmd[600];
+	static char text[PROC_CGROUP_FILE_MAX + 64];
+	struct proc_info info = {0};
+	struct pghotd_config *cfg = load("processes: { exclude_cgroup = [\"/hostile.slice\"]; };");
+	size_t n = 0;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/77", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put(dir, "comm", "hostile\n");
+	put(dir, "statm", "50000 2560 100 10 0 400 0\n");
+	for (int i = 1; i <= 12; i++)
+		n += (size_t)sprintf(text + n, "%d:hierarchy%d:/hostile.slice\n", i, i);
+	n += (size_t)sprintf(text + n, "0::/hostile.slice");
+	while (n < 2000)
+		n += (size_t)sprintf(text + n, "/deeper");
+	n += (size_t)sprintf(text + n, "\n");
+	put(dir, "cgroup", text);
+	assert_int_equal(proc_info_read(root, 77, &info), 0);
+	assert_int_equal(strncmp(info.cgroup, "/hostile.slice/deeper/", 22), 0);
+	assert_false(proc_filter_match(cfg, &info));
+
+	/* A path longer than PROC_CGROUP_MAX: unknown. */
+	n = (size_t)sprintf(text, "0::/hostile.slice");
+	while (n < PROC_CGROUP_MAX + 10)
+		n += (size_t)sprintf(text + n, "/deeper");
+	sprintf(text + n, "\n");
+	put(dir, "cgroup", text);
+	assert_int_equal(proc_info_read(root, 77, &info), -ENAMETOOLONG);
+
+	/* A file past the read bound: unknown. */
+	memset(text, '\n', PROC_CGROUP_FILE_MAX + 8);
+	sprintf(text + PROC_CGROUP_FILE_MAX + 8, "0::/hostile.slice\n");
+	put(dir, "cgroup", text);
+	assert_int_equal(proc_info_read(root, 77, &info), -EFBIG);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+	config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +182,7 @@ int main(void)
 	    cmocka_unit_test(test_cgroup_pattern_covers_descendants),
 	    cmocka_unit_test(test_exclude_wins_and_rss_floor),
 	    cmocka_unit_test(test_reads_comm_cgroup_and_rss_from_procfs),
+	    cmocka_unit_test(test_long_cgroup_file_is_read_whole_or_the_process_is_unknown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

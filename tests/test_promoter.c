@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1004,6 +1005,63 @@ static void gone_process_handle_is_dropped_before_any_syscall(void **state)
 	assert_int_equal(fails(x, FAIL_NOPROC), 1);
 }
 
+/* A /proc/PID/stat line of pid at dir, with start time start (field 22). */
+static void put_stat(const char *root, pid_t pid, uint64_t start)
+{
+	char path[4096], line[512];
+	int n = snprintf(line, sizeof(line), "%d (app) S", (int)pid);
+	FILE *f;
+
+	for (int field = 4; field <= 52; field++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %llu",
+			      field == 22 ? (unsigned long long)start : 0ull);
+	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/stat", root, (int)pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", line);
+	fclose(f);
+}
+
+/* The pid of a hot page's process is checked just before its batch is moved, not only on the
+ * stats timer: a pid that exited and was reused by another process between the page's
+ * accesses and the move (its start time changed) has nothing moved, the batch is counted
+ * once, and its handle goes stale, so nothing of the old process is moved later either. The
+ * same process, still there, is moved as ever. */
+static void batch_of_a_reused_pid_is_dropped_before_the_move(void **state)
+{
+	struct fx *x = *state;
+	char root[] = "/tmp/pghotd-procs-XXXXXX", cmd[128];
+	struct promoter_deps d = {
+	    .hot = x->hot, .topo = x->topo, .stats = &x->stats, .ops = &x->ops};
+	int64_t h, same;
+
+	assert_non_null(mkdtemp(root));
+	put_stat(root, 4242, 100);
+	put_stat(root, 4343, 100);
+	promoter_free(x->p);
+	procs_free(x->procs);
+	assert_int_equal(procs_new(root, 64, &x->procs), 0);
+	d.procs = x->procs;
+	assert_int_equal(promoter_new(&d, &x->p), 0);
+	h = procs_handle(x->procs, 4242);
+	same = procs_handle(x->procs, 4343);
+	assert_true(h > 0 && same > 0);
+	hot(x, (uint32_t)h, 0x1000, 0);
+	hot(x, (uint32_t)h, 0x2000, 0);
+	hot(x, (uint32_t)same, 0x1000, 0);
+	put_stat(root, 4242, 200); /* 4242 exited; a new process has its pid */
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.calls, 1);
+	assert_int_equal(x->fake.call_pid[0], 4343);
+	assert_int_equal(atomic_load(&x->stats.c[ST_BATCHES_PID_REUSED]), 1);
+	assert_false(procs_valid(x->procs, (uint32_t)h));
+	assert_true(procs_valid(x->procs, (uint32_t)same));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* ---- thread ---------------------------------------------------------------------------- */
 
 static void kick_wakes_the_thread_before_the_interval(void **state)
@@ -1231,13 +1289,14 @@ static void put_u64(int fd, uint64_t idx, uint64_t v)
  * kpageflags entry is not even read; absent pages, and pages far apart, each as they are. */
 static void kpageflags_lookup_sizes_pmd_aligned_thp_pages_only(void **state)
 {
-	char pm_path[] = "/tmp/pghotd-test-pagemap.XXXXXX", kpf_path[] = "/tmp/pghotd-test-kpf.XXXXXX";
+	char pm_path[] = "/tmp/pghotd-test-pagemap.XXXXXX",
+	     kpf_path[] = "/tmp/pghotd-test-kpf.XXXXXX";
 	int pm = mkstemp(pm_path), kpf = mkstemp(kpf_path);
 	const uint64_t present = UINT64_C(1) << 63, thp = UINT64_C(1) << 22;
 	/* Page indexes: 0x200 and 0x201 in a THP at PFN 0x400 (aligned); 0x205 a THP page at a
 	 * PFN of another offset; 0x300 an aligned base page; 0x301 absent; 0x5000 far away. */
-	const uint64_t addrs[] = {0x200 * BASE, 0x201 * BASE, 0x205 * BASE, 0x300 * BASE,
-				  0x301 * BASE, 0x5000 * BASE};
+	const uint64_t addrs[] = {0x200 * BASE, 0x201 * BASE, 0x205 * BASE,
+				  0x300 * BASE, 0x301 * BASE, 0x5000 * BASE};
 	uint64_t sizes[6];
 
 	(void)state;
@@ -1261,8 +1320,10 @@ static void kpageflags_lookup_sizes_pmd_aligned_thp_pages_only(void **state)
 	assert_int_equal(sizes[4], BASE);
 	assert_int_equal(sizes[5], 512 * BASE);
 	/* No kpageflags file: fine while no PFN is aligned, an error once one is. */
-	assert_int_equal(promoter_sizes_by_kpageflags(pm, "/nonexistent", BASE, addrs + 2, 1, sizes + 2), 0);
-	assert_int_equal(promoter_sizes_by_kpageflags(pm, "/nonexistent", BASE, addrs, 1, sizes), -ENOENT);
+	assert_int_equal(
+	    promoter_sizes_by_kpageflags(pm, "/nonexistent", BASE, addrs + 2, 1, sizes + 2), 0);
+	assert_int_equal(promoter_sizes_by_kpageflags(pm, "/nonexistent", BASE, addrs, 1, sizes),
+			 -ENOENT);
 	close(pm);
 	close(kpf);
 	unlink(pm_path);
@@ -1587,6 +1648,7 @@ int main(void)
 	    T(dry_run_respects_the_rate_limit),
 	    T(promoted_page_is_not_moved_again_within_the_cooldown),
 	    T(gone_process_handle_is_dropped_before_any_syscall),
+	    T(batch_of_a_reused_pid_is_dropped_before_the_move),
 	    T(a_round_of_only_gone_pages_does_not_end_the_interval),
 	    T(kick_wakes_the_thread_before_the_interval),
 	    T(kick_if_full_waits_for_the_mark),
