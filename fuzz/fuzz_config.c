@@ -1,5 +1,6 @@
-/* libFuzzer target: a configuration file through libconfig and pghotd's own validation
- * (config_load_string, what --check-config and a reload run). Beyond the sanitizers' crashes
+/* libFuzzer target: a configuration file's bytes, NUL bytes included, through config_text,
+ * libconfig and pghotd's own validation (config_load_bytes, what --check-config and a reload
+ * run). Beyond the sanitizers' crashes
  * and leaks it checks the operator's contract: a file is either accepted, and then prints and
  * reloads to an equal configuration, or refused with errors that each name "file:line: ". */
 #include <ctype.h>
@@ -67,16 +68,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pghotd_config *cfg = NULL;
 	struct config_errors errs = {0};
-	char *text = malloc(size + 1);
 	int r;
 
-	if (!text)
-		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
-	/* libconfig follows @include from the working directory; fuzz/run.sh runs the target in
-	 * an empty one, and an input naming an absolute path only adds another file's errors. */
-	r = config_load_string(text, NAME, &cfg, &errs);
+	/* A relative @include resolves against NAME's directory, the working directory: fuzz/
+	 * run.sh runs the target in an empty one, and an input naming an absolute path only adds
+	 * another file's errors. */
+	r = config_load_bytes((const char *)data, size, NAME, &cfg, &errs);
 	if (r == 0) {
 		if (errs.n != 0 || !cfg) {
 			fprintf(stderr, "fuzz_config: accepted with %d errors\n", errs.n);
@@ -97,6 +94,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 	}
 	config_errors_clear(&errs);
-	free(text);
 	return 0;
 }

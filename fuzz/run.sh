@@ -34,9 +34,10 @@ flags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sa
 clang $flags -o "$out/fuzz_perf_record" "$root/fuzz/fuzz_perf_record.c" \
 	"$root/src/perf_sample.c" "$root/src/perf_ring.c"
 clang $flags -o "$out/fuzz_perf_data" "$root/fuzz/fuzz_perf_data.c" \
-	"$root/src/perf_data.c" "$root/src/perf_sample.c" -lzstd
+	"$root/src/perf_data.c" "$root/src/perf_sample.c" "$root/src/fileio.c" -lzstd
 clang $flags -o "$out/fuzz_config" "$root/fuzz/fuzz_config.c" \
-	"$root/src/config.c" "$root/src/log.c" -lconfig -lsystemd
+	"$root/src/config.c" "$root/src/config_text.c" "$root/src/fileio.c" "$root/src/log.c" \
+	-lconfig -lsystemd
 
 targets="fuzz_perf_record fuzz_perf_data fuzz_config"
 for t in $targets; do

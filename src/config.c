@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_text.h"
+#include "fileio.h"
 #include "log.h"
 
 #define ARRAY_SIZE(a)	 (sizeof(a) / sizeof((a)[0]))
@@ -318,6 +320,8 @@ struct where {
 
 struct parse_ctx {
 	const char *name; /* file name for messages */
+	/* What libconfig parses: its lines map back to the file and line they came from. */
+	const struct config_text *text;
 	struct config_errors *errs;
 	struct pghotd_config *cfg;
 	int nerr;
@@ -344,15 +348,19 @@ static void errors_push(struct config_errors *errs, char *msg)
 	errs->dropped++;
 }
 
-/* Records "FILE:LINE: MESSAGE" (or "FILE: MESSAGE" when the line is unknown). */
+/* Records "FILE:LINE: MESSAGE" (or "FILE: MESSAGE" when the line is unknown). A position
+ * without a file is a line of ctx->text, mapped back to where it was written. */
 __attribute__((format(printf, 3, 4))) static void ctx_error(struct parse_ctx *ctx, struct where at,
 							    const char *fmt, ...)
 {
-	const char *file = at.file ? at.file : ctx->name;
+	const char *file = at.file;
 	char *body = NULL, *msg = NULL;
 	va_list ap;
 	int r;
 
+	if (!file && ctx->text)
+		config_text_where(ctx->text, at.line, &file, &at.line);
+	file = file ? file : ctx->name;
 	ctx->nerr++;
 	if (!ctx->errs)
 		return;
@@ -373,7 +381,7 @@ __attribute__((format(printf, 3, 4))) static void ctx_error(struct parse_ctx *ct
 
 static const struct where nowhere = {NULL, 0};
 
-/* libconfig names the file only for settings from an @include'd file. */
+/* A line of ctx->text: config_text replaced every @include, so libconfig names no file. */
 static struct where at_setting(const config_setting_t *s)
 {
 	return (struct where){config_setting_source_file(s), (int)config_setting_source_line(s)};
@@ -383,7 +391,7 @@ static const char *type_name(const config_setting_t *s)
 {
 	static const char *const names[] = {
 	    [CONFIG_TYPE_NONE] = "none",    [CONFIG_TYPE_GROUP] = "group",
-	    [CONFIG_TYPE_INT] = "integer",  [CONFIG_TYPE_INT64] = "64-bit integer",
+	    [CONFIG_TYPE_INT] = "integer",  [CONFIG_TYPE_INT64] = "integer",
 	    [CONFIG_TYPE_FLOAT] = "float",  [CONFIG_TYPE_STRING] = "string",
 	    [CONFIG_TYPE_BOOL] = "boolean", [CONFIG_TYPE_ARRAY] = "array",
 	    [CONFIG_TYPE_LIST] = "list",
@@ -487,10 +495,20 @@ static void uint_default(struct pghotd_config *cfg, const struct key_def *k)
 	*(unsigned *)field(cfg, k) = (unsigned)k->def;
 }
 
+/* v as the file wrote it: in hexadecimal when it was (config_text kept all 64 bits). */
+static const char *as_written(const config_setting_t *s, long long v, char *buf, size_t size)
+{
+	if (config_setting_get_format(s) == CONFIG_FORMAT_HEX && v >= 0)
+		snprintf(buf, size, "0x%llx", v);
+	else
+		snprintf(buf, size, "%lld", v);
+	return buf;
+}
+
 static bool uint_parse(struct parse_ctx *ctx, const struct key_def *k, const config_setting_t *s,
 		       const char *path)
 {
-	char allowed[160];
+	char allowed[160], written[32];
 	long long v;
 
 	if (!is_int(s)) {
@@ -500,8 +518,8 @@ static bool uint_parse(struct parse_ctx *ctx, const struct key_def *k, const con
 	v = config_setting_get_int64(s);
 	describe_range(k, allowed, sizeof(allowed));
 	if (v < k->min || v > k->max) {
-		ctx_error(ctx, at_setting(s), "%s: %lld is out of range; allowed %s", path, v,
-			  allowed);
+		ctx_error(ctx, at_setting(s), "%s: %s is out of range; allowed %s", path,
+			  as_written(s, v, written, sizeof(written)), allowed);
 		return false;
 	}
 	if (k->step > 1 && v % k->step != 0) {
@@ -1113,11 +1131,21 @@ static void ctx_syntax_error(struct parse_ctx *ctx, const config_t *lc)
 	ctx_error(ctx, at, "%s", text ? text : "syntax error");
 }
 
-static int parse_text(struct parse_ctx *ctx, const char *text)
+static int read_include(void *ctx, const char *path, size_t max, char **out, size_t *len)
+{
+	(void)ctx;
+	return file_read_alloc(path, max, out, len);
+}
+
+static void text_error(void *c, const char *file, int line, const char *msg)
+{
+	ctx_error(c, (struct where){file, line}, "%s", msg);
+}
+
+static void parse_text(struct parse_ctx *ctx, const char *text)
 {
 	config_t lc;
 
-	/* No include directory: libconfig 1.5 would prepend it to absolute @include paths too. */
 	config_init(&lc);
 	if (config_read_string(&lc, text)) {
 		parse_group(ctx, config_root_setting(&lc), "");
@@ -1128,11 +1156,27 @@ static int parse_text(struct parse_ctx *ctx, const char *text)
 		ctx_syntax_error(ctx, &lc);
 	}
 	config_destroy(&lc);
+}
+
+static int parse_bytes(struct parse_ctx *ctx, const char *bytes, size_t len)
+{
+	struct config_text_ops ops = {
+	    .read = read_include, .strerror = file_strerror, .error = text_error, .ctx = ctx};
+	struct config_text text;
+	int r = config_text_build(ctx->name, bytes, len, CONFIG_MAX_BYTES, &ops, &text);
+
+	if (r == -ENOMEM)
+		return r;
+	ctx->text = &text;
+	if (r != -EBADMSG) /* parsed even after a bad number, for the file's other errors */
+		parse_text(ctx, text.text);
+	ctx->text = NULL;
+	config_text_free(&text);
 	return ctx->nerr ? -EINVAL : 0;
 }
 
-int config_load_string(const char *text, const char *name, struct pghotd_config **out,
-		       struct config_errors *errs)
+int config_load_bytes(const char *bytes, size_t len, const char *name, struct pghotd_config **out,
+		      struct config_errors *errs)
 {
 	struct parse_ctx ctx = {.name = name ? name : "<string>", .errs = errs};
 	int r;
@@ -1141,7 +1185,7 @@ int config_load_string(const char *text, const char *name, struct pghotd_config 
 	r = config_new_defaults(&ctx.cfg);
 	if (r < 0)
 		return r;
-	r = parse_text(&ctx, text);
+	r = parse_bytes(&ctx, bytes, len);
 	if (r == 0 && name) {
 		ctx.cfg->path = strdup(name);
 		if (!ctx.cfg->path)
@@ -1155,57 +1199,31 @@ int config_load_string(const char *text, const char *name, struct pghotd_config 
 	return 0;
 }
 
-/* Reads the whole stream into a NUL-terminated buffer. */
-static int read_all(FILE *f, char **out)
+int config_load_string(const char *text, const char *name, struct pghotd_config **out,
+		       struct config_errors *errs)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap), *bigger;
-
-	while (buf) {
-		len += fread(buf + len, 1, cap - len - 1, f);
-		if (ferror(f) || len > CONFIG_MAX_BYTES) {
-			int r = ferror(f) ? -errno : -EFBIG;
-
-			free(buf);
-			return r < 0 ? r : -EIO;
-		}
-		if (feof(f)) {
-			buf[len] = '\0';
-			*out = buf;
-			return 0;
-		}
-		cap *= 2;
-		bigger = realloc(buf, cap);
-		if (!bigger)
-			free(buf);
-		buf = bigger;
-	}
-	return -ENOMEM;
+	return config_load_bytes(text, strlen(text), name, out, errs);
 }
 
 static int file_error(const char *path, int r, struct config_errors *errs)
 {
 	struct parse_ctx ctx = {.name = path, .errs = errs};
 
-	ctx_error(&ctx, nowhere, "cannot read: %s", strerror(-r));
+	ctx_error(&ctx, nowhere, "cannot read: %s", file_strerror(r));
 	return r;
 }
 
 int config_load(const char *path, struct pghotd_config **out, struct config_errors *errs)
 {
 	char *text = NULL;
-	FILE *f;
+	size_t len = 0;
 	int r;
 
 	config_errors_clear(errs);
-	f = fopen(path, "re");
-	if (!f)
-		return file_error(path, -errno, errs);
-	r = read_all(f, &text);
-	fclose(f);
+	r = file_read_alloc(path, CONFIG_MAX_BYTES, &text, &len);
 	if (r < 0)
 		return file_error(path, r, errs);
-	r = config_load_string(text, path, out, errs);
+	r = config_load_bytes(text, len, path, out, errs);
 	free(text);
 	return r;
 }

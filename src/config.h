@@ -10,6 +10,7 @@
 #define PGHOTD_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -129,11 +130,18 @@ struct config_errors {
 /* Fills *out with a new object holding every default. -ENOMEM on failure. */
 int config_new_defaults(struct pghotd_config **out);
 /* Parses path over the defaults. On success *out is a new object and errs is empty; on
- * failure returns -ENOENT/-EACCES (file unreadable; one error naming it) or -EINVAL (errors
- * listed), and *out is untouched. errs may be NULL; otherwise it must be zeroed or left from
- * an earlier call, and is cleared first. */
+ * failure returns -ENOENT/-EACCES/-EBADFD (file unreadable or not a regular file: one error
+ * naming it) or -EINVAL (errors listed), and *out is untouched. errs may be NULL; otherwise it
+ * must be zeroed or left from an earlier call, and is cleared first. The bytes go through
+ * config_text first (NUL bytes refused, integers kept at 64 bits, @include read by pghotd:
+ * regular files only, a relative name against the including file's directory). */
 int config_load(const char *path, struct pghotd_config **out, struct config_errors *errs);
-/* Same, from a string (tests); name is used in messages in place of a file name. */
+/* Same, from len bytes in memory (which may hold NUL bytes: they are refused); name is used
+ * in messages in place of a file name, and relative @include names resolve against its
+ * directory. */
+int config_load_bytes(const char *bytes, size_t len, const char *name, struct pghotd_config **out,
+		      struct config_errors *errs);
+/* config_load_bytes() of a NUL-terminated string (tests). */
 int config_load_string(const char *text, const char *name, struct pghotd_config **out,
 		       struct config_errors *errs);
 void config_free(struct pghotd_config *cfg);

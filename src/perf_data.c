@@ -7,6 +7,7 @@
  * inject made from one), then the feature sections, the records that name events or carry
  * features, and the event types section. The first pass over the stream stops quietly at a
  * record it cannot frame: perf_data_read() reports that with its offset. */
+#include "fileio.h"
 #include "perf_data.h"
 
 #include <byteswap.h>
@@ -810,9 +811,10 @@ int perf_data_open(const char *path, struct perf_data **out, char *err, size_t e
 	void *map;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A regular file only: a FIFO (or /dev/stdin on a pipe) would block, then map nothing. */
+	fd = file_open_regular(path, 0);
 	if (fd < 0)
-		return fail(err, err_len, -errno, 0, "cannot open %s: %s", path, strerror(errno));
+		return fail(err, err_len, fd, 0, "cannot open %s: %s", path, file_strerror(fd));
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
 		close(fd);

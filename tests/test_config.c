@@ -833,6 +833,156 @@ static void errors_in_an_included_file_name_that_file(void **state)
 	free(top);
 }
 
+/* libconfig 1.5 keeps an integer without L in 32 bits: 4294967296 read as 0 (unlimited), as
+ * 4294967298 as 2. Each must be refused at its own value. */
+static void integers_beyond_32_bits_are_range_checked_as_written(void **state)
+{
+	(void)state;
+	expect_one_error("promotion = {\n  rate_limit_mbps = 4294967296;\n};\n",
+			 "t.conf:2: promotion.rate_limit_mbps: 4294967296 is out of range; allowed "
+			 "0..1048576 (MiB/s)");
+	config_errors_clear(&errs);
+	expect_one_error("promotion = { batch = 4294967298; };\n",
+			 "t.conf:1: promotion.batch: 4294967298 is out of range; allowed 1..512 "
+			 "(pages)");
+	config_errors_clear(&errs);
+	expect_one_error("hot_table = { capacity = 0x100000400; };\n",
+			 "t.conf:1: hot_table.capacity: 0x100000400 is out of range; allowed "
+			 "1024..268435456 (entries)");
+	config_errors_clear(&errs);
+	expect_one_error("promotion = { cooldown_ms = -4294967295; };\n",
+			 "t.conf:1: promotion.cooldown_ms: -4294967295 is out of range; allowed "
+			 "0..86400000 (ms)");
+	config_errors_clear(&errs);
+	/* 32- and 64-bit values in one array (libconfig refuses mixed element types) */
+	expect_one_error("tiers = { slow_nodes = [1, 4294967297]; };\n",
+			 "t.conf:1: tiers.slow_nodes: node 4294967297 is out of range; allowed "
+			 "0..63");
+}
+
+static void an_integer_beyond_64_bits_is_named_as_written_not_as_minus_one(void **state)
+{
+	(void)state;
+	expect_one_error("# big\nhot_table = {\n  capacity = 99999999999999999999;\n};\n",
+			 "t.conf:3: 99999999999999999999 does not fit in 64 bits; allowed integers "
+			 "in -9223372036854775808..9223372036854775807");
+}
+
+/* Strings, comments and names are not numbers; an L written stays one L; floats stay. */
+static void only_integer_tokens_are_widened(void **state)
+{
+	struct pghotd_config *cfg;
+
+	(void)state;
+	cfg = load_ok("# 99999999999999999999\n/* 99999999999999999999\n */\n"
+		      "processes = { include_comm = [\"a99999999999999999999\", \"\\\"1\"]; "
+		      "min_rss_mb = 16L; };\n"
+		      "promotion = { batch = 0x10; threshold = +3; }; // 99999999999999999999\n");
+	assert_int_equal(cfg->processes.min_rss_mb, 16);
+	assert_int_equal(cfg->promotion.batch, 16);
+	assert_int_equal(cfg->promotion.threshold, 3);
+	assert_string_equal(cfg->processes.include_comm.item[1], "\"1");
+	config_free(cfg);
+	expect_one_error(
+	    "promotion = { batch = 1.5e3; };\n",
+	    "t.conf:1: promotion.batch: wrong type (float); allowed an integer, 1..512 "
+	    "(pages)");
+}
+
+/* libconfig stops at a NUL as if the file ended: the batch below was silently dropped. */
+static void a_nul_byte_is_an_error_naming_its_line(void **state)
+{
+	static const char text[] = "dry_run = true;\n\n# x\0y\npromotion = { batch = 9999; };\n";
+	struct pghotd_config *cfg = NULL;
+
+	(void)state;
+	assert_int_equal(config_load_bytes(text, sizeof(text) - 1, "t.conf", &cfg, &errs), -EINVAL);
+	assert_null(cfg);
+	assert_int_equal(errs.n, 1);
+	assert_string_equal(errs.msg[0], "t.conf:3: a NUL byte; allowed text only (libconfig would "
+					 "ignore the rest of the file)");
+}
+
+static void a_fifo_is_not_a_config_file_and_fails_at_once(void **state)
+{
+	char dir[] = "/tmp/pghotd-config-XXXXXX", fifo[64], want[128];
+	struct pghotd_config *cfg = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo.conf", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(5); /* fopen() of a FIFO blocks until a writer comes */
+	assert_int_equal(config_load(fifo, &cfg, &errs), -EBADFD);
+	alarm(0);
+	assert_null(cfg);
+	snprintf(want, sizeof(want), "%s: cannot read: not a regular file", fifo);
+	assert_int_equal(errs.n, 1);
+	assert_string_equal(errs.msg[0], want);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+/* A relative @include is found beside the file that names it, wherever pghotd runs, also
+ * from an included file; one that fails names itself and the path tried; one that is a FIFO
+ * fails at once. */
+static void includes_resolve_beside_their_includer_and_name_what_failed(void **state)
+{
+	char dir[] = "/tmp/pghotd-config-XXXXXX", top[64], sub[64], inc[64], deep[64];
+	char cwd[4096], want[256];
+	struct pghotd_config *cfg = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(top, sizeof(top), "%s/top.conf", dir);
+	snprintf(sub, sizeof(sub), "%s/d", dir);
+	snprintf(inc, sizeof(inc), "%s/d/inc.conf", dir);
+	snprintf(deep, sizeof(deep), "%s/d/deep.conf", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	write_file(top, "promotion = {\n  @include \"d/inc.conf\"\n  batch = 8;\n};\n");
+	write_file(inc, "threshold = 7;\n@include \"deep.conf\"\n");
+	write_file(deep, "\nwindow_ms = 5;\n");
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir("/"), 0);
+	assert_int_equal(config_load(top, &cfg, &errs), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:2: promotion.window_ms: 5 is out of range; allowed "
+		 "10..3600000 (ms)",
+		 deep);
+	assert_int_equal(errs.n, 1);
+	assert_string_equal(errs.msg[0], want);
+	write_file(deep, "\nwindow_ms = 50;\n");
+	assert_int_equal(config_load(top, &cfg, &errs), 0);
+	assert_int_equal(cfg->promotion.threshold, 7);
+	assert_int_equal(cfg->promotion.window_ms, 50);
+	assert_int_equal(cfg->promotion.batch, 8);
+	config_free(cfg);
+	cfg = NULL;
+
+	unlink(deep);
+	assert_int_equal(config_load(top, &cfg, &errs), -EINVAL);
+	snprintf(want, sizeof(want), "%s:2: @include \"deep.conf\": cannot read %s: %s", inc, deep,
+		 strerror(ENOENT));
+	assert_int_equal(errs.n, 1);
+	assert_string_equal(errs.msg[0], want);
+	assert_int_equal(mkfifo(deep, 0600), 0);
+	alarm(5);
+	assert_int_equal(config_load(top, &cfg, &errs), -EINVAL);
+	alarm(0);
+	snprintf(want, sizeof(want),
+		 "%s:2: @include \"deep.conf\": cannot read %s: not a regular "
+		 "file",
+		 inc, deep);
+	assert_string_equal(errs.msg[0], want);
+	assert_null(cfg);
+	assert_int_equal(chdir(cwd), 0);
+	unlink(deep);
+	unlink(inc);
+	unlink(top);
+	rmdir(sub);
+	rmdir(dir);
+}
+
 /* ---- config_print ---- */
 
 static struct pghotd_config *print_and_reload(const struct pghotd_config *cfg)
@@ -1016,6 +1166,12 @@ int main(void)
 	    T(file_errors_name_the_file),
 	    T(syntax_error_in_a_file_names_it),
 	    T(errors_in_an_included_file_name_that_file),
+	    T(integers_beyond_32_bits_are_range_checked_as_written),
+	    T(an_integer_beyond_64_bits_is_named_as_written_not_as_minus_one),
+	    T(only_integer_tokens_are_widened),
+	    T(a_nul_byte_is_an_error_naming_its_line),
+	    T(a_fifo_is_not_a_config_file_and_fails_at_once),
+	    T(includes_resolve_beside_their_includer_and_name_what_failed),
 	    T(print_of_defaults_reads_back_equal),
 	    T(print_of_a_changed_config_reads_back_equal),
 	    T(print_writes_every_key_once),

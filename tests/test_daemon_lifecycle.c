@@ -335,6 +335,8 @@ static void test_broken_file_on_sighup_keeps_old_config(void **state)
 	stop_cleanly(f);
 }
 
+static int run_to_exit(struct fixture *f, const char *const *extra);
+
 /* As at the start, a reload to a stats.file in a directory that does not exist yet makes it. */
 static void test_reload_to_a_new_stats_file_creates_its_directory(void **state)
 {
@@ -368,6 +370,33 @@ static void test_fifo_at_the_old_stats_temp_name_does_not_stop_the_start(void **
 	start_ready(f, NULL);
 	assert_true(wait_stat(f, "pghotd_up", 1, 3000));
 	stop_cleanly(f);
+}
+
+/* A FIFO as the configuration: --check-config and the start exit 3 naming it, a reload is
+ * refused and the daemon goes on, each within a second (fopen() of a FIFO blocked until the
+ * watchdog). */
+static void test_fifo_as_config_fails_at_once_at_start_and_on_reload(void **state)
+{
+	struct fixture *f = *state;
+	const char *const check[] = {"--check-config", NULL};
+	char buf[4096], want[192];
+	uint64_t t0;
+
+	start_ready(f, NULL);
+	assert_int_equal(unlink(f->conf), 0);
+	assert_int_equal(mkfifo(f->conf, 0600), 0);
+	t0 = now_ms();
+	assert_int_equal(kill(f->pid, SIGHUP), 0);
+	assert_true(wait_msg(f, "READY=1", buf, sizeof(buf), 1000));
+	assert_true(wait_stat(f, "pghotd_config_reload_failures_total", 1, 1000));
+	assert_true(now_ms() - t0 < 1000);
+	snprintf(want, sizeof(want), "%s: cannot read: not a regular file", f->conf);
+	assert_true(log_contains(f, want));
+	stop_cleanly(f);
+	t0 = now_ms();
+	assert_int_equal(run_to_exit(f, check), 3);
+	assert_int_equal(run_to_exit(f, NULL), 3);
+	assert_true(now_ms() - t0 < 1000);
 }
 
 static void test_watchdog_keepalives_when_asked(void **state)
@@ -626,6 +655,8 @@ int main(void)
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_fifo_at_the_old_stats_temp_name_does_not_stop_the_start, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_fifo_as_config_fails_at_once_at_start_and_on_reload, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_watchdog_keepalives_when_asked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_status_line_is_sent, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_config_at_start_exits_3_naming_file_and_line,

@@ -3,6 +3,7 @@
  * once. The hot pages must be the candidates, the cold ones not, and the sample count must
  * match `perf script` on the same file. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -517,6 +518,62 @@ static void judges_pebs_samples_by_data_source_not_physical_address(void **state
 	free(res);
 }
 
+/* Replays path with stdin on fd (-1: left alone); the result, and the log in logbuf. */
+static int replay_with_stdin(const char *path, int fd, char *logbuf, size_t len)
+{
+	struct pghotd_config *cfg = NULL;
+	FILE *out = tmpfile(), *log = fmemopen(logbuf, len, "w");
+	int saved = dup(0), r;
+
+	assert_non_null(out);
+	assert_non_null(log);
+	assert_int_equal(config_new_defaults(&cfg), 0);
+	if (fd >= 0)
+		assert_int_equal(dup2(fd, 0), 0);
+	log_set_stream(log);
+	alarm(5); /* a replay that opened a FIFO or pipe as a file would block or call it empty */
+	r = replay_run(path, cfg, out);
+	alarm(0);
+	log_set_stream(NULL);
+	fclose(log);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+	config_free(cfg);
+	fclose(out);
+	return r;
+}
+
+static void refuses_a_fifo_or_stdin_on_a_pipe_at_once_and_reads_stdin_on_a_file(void **state)
+{
+	char dir[] = "/tmp/pghotd-replay-odd-XXXXXX", fifo[64], data[64], logbuf[1024] = "";
+	static struct pfile f;
+	int fds[2], fd;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(replay_with_stdin(fifo, -1, logbuf, sizeof(logbuf)), -EBADFD);
+	assert_non_null(strstr(logbuf, fifo));
+	assert_non_null(strstr(logbuf, "not a regular file"));
+
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(replay_with_stdin("/dev/stdin", fds[0], logbuf, sizeof(logbuf)), -EBADFD);
+	assert_non_null(strstr(logbuf, "cannot open /dev/stdin: not a regular file"));
+	close(fds[0]);
+	close(fds[1]);
+
+	pfile_build(&f, 4, PEBS_ST, "GenuineIntel,6,85,4", true, put_pebs_samples);
+	snprintf(data, sizeof(data), "%s/rec.data", dir);
+	fd = open(data, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, f.b, f.n), (ssize_t)f.n);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(replay_with_stdin("/dev/stdin", fd, logbuf, sizeof(logbuf)), 0);
+	close(fd);
+	assert_int_equal(unlink(data) | unlink(fifo) | rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +581,7 @@ int main(void)
 	    cmocka_unit_test(rejects_a_truncated_recording_with_its_offset),
 	    cmocka_unit_test(decodes_ibs_raw_samples_of_an_ibs_op_recording),
 	    cmocka_unit_test(judges_pebs_samples_by_data_source_not_physical_address),
+	    cmocka_unit_test(refuses_a_fifo_or_stdin_on_a_pipe_at_once_and_reads_stdin_on_a_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
