@@ -13,6 +13,7 @@
 
 #include "abit_idle.h"
 #include "abit_sample.h"
+#include "abit_vmas.h"
 #include "cold_list.h"
 #include "config_pub.h"
 #include "fileio.h"
@@ -31,8 +32,6 @@
 #define MARK_MAX_GAP 16
 /* A /proc/PID/stat line: 52 fields of at most 20 digits, and a 16-byte command name. */
 #define STAT_TEXT_MAX 2048
-/* The maps file is read through this much: procfs hands it out a page at a time anyway. */
-#define MAPS_BUF 16384
 
 /* Cached pagemap decode of one page of a region: the PFN seen at the last scan, plus
  * whether its kpageflags were checked for that PFN (KNOWN), it is marked idle (TRACKED) and
@@ -149,7 +148,9 @@ struct abit {
 	int node[ABIT_REGION_PAGES]; /* page nodes, when the topology has no block map */
 	void *addr[ABIT_REGION_PAGES];
 	struct idle_words words;
-	char maps_buf[MAPS_BUF];
+	struct abit_vmas vmas; /* proc_vmas() scratch */
+	/* 2 MiB regions over every process, at most (deps.max_regions), and held now. */
+	uint64_t max_regions, regions_used;
 
 	struct worker w;
 	struct config_pub *pub;
@@ -167,6 +168,12 @@ static void abit_stat_add(struct abit *a, enum stat_src_counter c, uint64_t n)
 {
 	if (a->stats)
 		stats_src_add(a->stats, SRC_ABIT, c, n);
+}
+
+static void abit_stat_add_skip(struct abit *a, enum stat_abit_skip why, uint64_t n)
+{
+	if (a->stats)
+		stats_abit_skip(a->stats, why, n);
 }
 
 static void abit_set_active(struct abit *a, int active)
@@ -252,37 +259,59 @@ static int regions_cut(uint64_t start, uint64_t end, struct abit_region **reg, s
 	return 0;
 }
 
-/* The regions being cut from one maps file. */
-struct maps_cut {
-	struct abit_region *reg;
-	size_t n, cap;
-	uint64_t round;
-};
-
-static int maps_cut_line(void *ctx, const char *line, size_t len)
+/* The regions of the VMAs in a->vmas, in address order. -ENOMEM. */
+static int regions_from_vmas(struct abit *a, struct abit_region **out, size_t *nout)
 {
-	struct maps_cut *m = ctx;
-	struct maps_vma v;
+	struct abit_region *reg = NULL;
+	size_t n = 0, cap = 0;
 
-	if (maps_parse_line(line, len, &v) < 0 || !v.readable || v.special)
-		return 0;
-	return regions_cut(v.start, v.end, &m->reg, &m->n, &m->cap, m->round);
+	for (size_t i = 0; i < a->vmas.n; i++) {
+		if (regions_cut(a->vmas.v[i].start, a->vmas.v[i].end, &reg, &n, &cap, a->round) <
+		    0) {
+			regions_free(reg, n);
+			return -ENOMEM;
+		}
+	}
+	*out = reg;
+	*nout = n;
+	return 0;
 }
 
-/* Regions of every trackable VMA in the maps file at path, in address order, read through
- * a->maps_buf a line at a time (a process's maps text is as long as it makes it). -errno. */
-static int regions_from_maps(struct abit *a, const char *path, struct abit_region **out,
-			     size_t *nout)
+/* Reads pid's VMAs into a->vmas, keeping what its resident set and the source's cap allow
+ * (abit_vmas.h; a->regions_used holds the regions of every other process); counts what is
+ * left out. -errno (-ENOENT/-ESRCH: gone). */
+static int proc_vmas(struct abit *a, pid_t pid)
 {
-	struct maps_cut m = {.round = a->round};
-	int r = file_read_lines(path, a->maps_buf, sizeof(a->maps_buf), maps_cut_line, &m);
+	char path[PATH_MAX];
+	uint64_t rss = 0, allow, left, need, cut;
+	int r;
 
-	if (r < 0) {
-		regions_free(m.reg, m.n);
+	snprintf(path, sizeof(path), "%s/%d/maps", a->procfs_root, (int)pid);
+	r = abit_vmas_read_maps(&a->vmas, path);
+	if (r < 0)
 		return r;
+	need = abit_vmas_regions(&a->vmas);
+	left = a->max_regions > a->regions_used ? a->max_regions - a->regions_used : 0;
+	snprintf(path, sizeof(path), "%s/%d/statm", a->procfs_root, (int)pid);
+	if (need > left || need > ABIT_VMAS_FLOOR)
+		r = abit_vmas_read_rss(path, &rss);
+	if (r < 0)
+		return r;
+	allow = abit_vmas_allowance(rss);
+	if (need <= allow && need <= left)
+		return 0;
+	/* More than it pays for: leave out the VMAs without a resident page first. A failed
+	 * read keeps them all, and the cut below still bounds the state. */
+	snprintf(path, sizeof(path), "%s/%d/numa_maps", a->procfs_root, (int)pid);
+	if (abit_vmas_drop_empty(&a->vmas, path) == -ENOMEM)
+		return -ENOMEM;
+	cut = abit_vmas_fit(&a->vmas, allow < left ? allow : left);
+	if (cut) {
+		abit_stat_add_skip(a, allow <= left ? SKIP_PROCESS_CAP : SKIP_TOTAL_CAP, cut);
+		log_debug("abit: pid %d: %" PRIu64 " regions of 2 MiB left out (%" PRIu64
+			  " resident pages allow %" PRIu64 ", the source has %" PRIu64 " left)",
+			  (int)pid, cut, rss, allow, left);
 	}
-	*out = m.reg;
-	*nout = m.n;
 	return 0;
 }
 
@@ -424,15 +453,16 @@ static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *o
 static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct abit_proc *out)
 {
 	struct abit_proc p = {.pid = pid, .cpu = -1, .node = -1, .added = a->round};
-	char path[PATH_MAX];
 	int cpu, r = proc_read_stat(a, pid, &p.starttime, &cpu);
 
 	if (r < 0)
 		return r;
-	snprintf(path, sizeof(path), "%s/%d/maps", a->procfs_root, (int)pid);
-	r = regions_from_maps(a, path, &p.reg, &p.nreg);
+	r = proc_vmas(a, pid);
 	if (r < 0)
 		return errno_means_gone(r) ? -ESRCH : r;
+	r = regions_from_vmas(a, &p.reg, &p.nreg);
+	if (r < 0)
+		return r;
 	if (!p.nreg) {
 		/* A kernel thread, or nothing mapped that could be tracked. */
 		free(p.reg);
@@ -500,6 +530,15 @@ static int list_pids(const char *root, pid_t **out, size_t *nout)
 	return 0;
 }
 
+static bool stopping(struct abit *a);
+
+static void regions_recount(struct abit *a)
+{
+	a->regions_used = 0;
+	for (size_t i = 0; i < a->nprocs; i++)
+		a->regions_used += a->procs[i].nreg;
+}
+
 /* Re-reads the selected processes and their VMAs, keeping what is known of unchanged
  * regions. On failure the old list stays. */
 static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
@@ -516,17 +555,21 @@ static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
 		free(pids);
 		return -ENOMEM;
 	}
+	a->regions_used = 0; /* the cap counts the new list as it is built */
 	for (size_t i = 0; i < n; i++) {
+		if (stopping(a))
+			break;
 		if (!proc_selected(a, cfg, pids[i]))
 			continue;
 		r = proc_build(a, pids[i], procs_find(a->procs, a->nprocs, pids[i]), &np[k]);
 		if (r == -ENOMEM) {
 			procs_free_all(np, k);
 			free(pids);
+			regions_recount(a);
 			return r;
 		}
 		if (r == 0)
-			k++;
+			a->regions_used += np[k++].nreg;
 		/* Other failures: the process exited, or is not ours to read; skip it. */
 	}
 	free(a->listed);
@@ -568,7 +611,10 @@ static int abit_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *
 		r = proc_build(a, pids[i], NULL, &add[nadd]);
 		if (r == -ENOMEM)
 			goto nomem;
-		nadd += r == 0; /* other failures: exited, or not ours to read */
+		if (r == 0) /* other failures: exited, or not ours to read */
+			a->regions_used += add[nadd++].nreg;
+		if (stopping(a))
+			break;
 	}
 	if (nadd) {
 		/* Both sorted by pid: merge, so procs_find() keeps working. A pid watched already
@@ -596,10 +642,12 @@ static int abit_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *
 	free(a->listed);
 	a->listed = pids;
 	a->nlisted = n;
+	regions_recount(a);
 	return 0;
 nomem:
 	procs_free_all(add, nadd);
 	free(pids);
+	regions_recount(a);
 	return -ENOMEM;
 }
 
@@ -615,6 +663,7 @@ static void abit_drop_gone(struct abit *a)
 		a->procs[k++] = a->procs[i];
 	}
 	a->nprocs = k;
+	regions_recount(a);
 }
 
 /* ---- events ----------------------------------------------------------------------------- */
@@ -1504,15 +1553,18 @@ static int abit_reread_young(struct abit *a)
 
 		if (p->gone || a->round >= p->added + ABIT_REFRESH_ROUNDS || p->added == a->round)
 			continue;
+		a->regions_used -= p->nreg; /* the cap counts every other process */
 		r = proc_build(a, p->pid, p, &fresh);
-		if (r == -ENOMEM)
-			return r;
 		if (r < 0) {
+			a->regions_used += p->nreg;
+			if (r == -ENOMEM)
+				return r;
 			p->gone = true;
 			continue;
 		}
 		proc_free(p);
 		*p = fresh;
+		a->regions_used += p->nreg;
 	}
 	return 0;
 }
@@ -1668,6 +1720,8 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 				 .ctx = a};
 	a->ops = &a->counting;
 	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
+	a->max_regions = deps->max_regions ? deps->max_regions
+					   : abit_vmas_total_cap((uint64_t)sysconf(_SC_PHYS_PAGES));
 	a->rng = deps->seed ? deps->seed : a->ops->now_ns(a->ops->ctx) ^ (uint64_t)getpid();
 	snprintf(path, sizeof(path), "%s/kernel/mm/page_idle/bitmap", a->sysfs_root);
 	r = a->bitmap_fd = open_required(path, O_RDWR, "page_idle", why, sizeof(why));
@@ -1698,6 +1752,7 @@ void abit_free(struct abit *a)
 		return;
 	abit_stop(a);
 	procs_free_all(a->procs, a->nprocs);
+	abit_vmas_free(&a->vmas);
 	free(a->listed);
 	idle_words_free(&a->words);
 	if (a->bitmap_fd >= 0)

@@ -98,6 +98,9 @@ struct abit_deps {
 	 * handle (NULL: offers carry none). */
 	struct cold_list *cold;
 	struct procs *procs;
+	/* 2 MiB regions the source keeps over every process at most (abit_vmas.h); 0: from the
+	 * machine's memory, abit_vmas_total_cap(). */
+	uint64_t max_regions;
 };
 
 struct abit;

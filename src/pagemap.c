@@ -54,6 +54,51 @@ int maps_parse_line(const char *line, size_t len, struct maps_vma *out)
 	return 0;
 }
 
+/* The unsigned number at [p, end) in base (10 or 16), saturating; *q after its digits. */
+static uint64_t scan_number(const char *p, const char *end, int base, const char **q)
+{
+	uint64_t v = 0;
+
+	for (; p < end; p++) {
+		int d = *p >= '0' && *p <= '9'		       ? *p - '0'
+			: base == 16 && *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+							       : -1;
+
+		if (d < 0)
+			break;
+		v = v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base
+			? UINT64_MAX
+			: v * (uint64_t)base + (uint64_t)d;
+	}
+	*q = p;
+	return v;
+}
+
+int numa_maps_parse_line(const char *line, size_t len, uint64_t *start, uint64_t *pages)
+{
+	const char *end = line + len, *p;
+	uint64_t s = scan_number(line, end, 16, &p), sum = 0;
+
+	if (p == line || (p < end && *p != ' '))
+		return -EINVAL;
+	/* " N<node>=<pages>" fields, anywhere after the address (a file= name before them holds
+	 * no blank: numa_maps escapes them). */
+	while ((p = memchr(p, ' ', (size_t)(end - p)))) {
+		const char *q;
+
+		p++;
+		if (p >= end || *p != 'N')
+			continue;
+		scan_number(p + 1, end, 10, &q);
+		if (q == p + 1 || q >= end || *q != '=')
+			continue;
+		sum += scan_number(q + 1, end, 10, &p);
+	}
+	*start = s;
+	*pages = sum;
+	return 0;
+}
+
 int stat_parse_start_cpu(const char *line, uint64_t *starttime, int *cpu)
 {
 	const char *p = strrchr(line, ')');

@@ -67,6 +67,12 @@ struct maps_vma {
  * whatever follows. -EINVAL when malformed. */
 int maps_parse_line(const char *line, size_t len, struct maps_vma *out);
 
+/* Parses the /proc/PID/numa_maps line at line, of len bytes (no NUL needed): the VMA's start
+ * address and its pages resident on any node (the sum of its "N<node>=<pages>" fields; 0 for
+ * a VMA with nothing resident, which has none). -EINVAL when it does not start with a hex
+ * address. */
+int numa_maps_parse_line(const char *line, size_t len, uint64_t *start, uint64_t *pages);
+
 /* From one /proc/PID/stat line: field 22 (start time, clock ticks) and field 39 (CPU the
  * task last ran on). The command name may contain spaces and parentheses: fields are counted
  * after its last ')'. -EINVAL when the line is too short or malformed; outs untouched then. */

@@ -26,6 +26,7 @@ enum family_kind {
 	FK_DEMOTE_PAGES,
 	FK_DEMOTE_BYTES,
 	FK_DEMOTE_FAIL, /* demote_fail[reason] */
+	FK_ABIT_SKIP,	/* abit_skip[reason] */
 };
 
 struct family {
@@ -112,6 +113,11 @@ static const struct family families[] = {
      FK_DEMOTE_BYTES, 0},
     {"pghotd_demote_failures_total", "counter",
      "Cold pages move_pages(2) did not demote, by reason.", FK_DEMOTE_FAIL, 0},
+    {"pghotd_abit_regions_skipped_total", "counter",
+     "2 MiB regions the Accessed-bit source left out of a process's state at a read of its "
+     "maps, by reason: process_cap (more than its resident set pays for), total_cap (the "
+     "source's cap over every process).",
+     FK_ABIT_SKIP, 0},
     {"pghotd_move_batches_pid_reused_total", "counter",
      "Move batches dropped just before the move because their pid had been reused by another "
      "process (its start time changed).",
@@ -136,6 +142,10 @@ static const char *const demote_names[DEMOTE__COUNT] = {
     [DEMOTE_FREE_TARGET] = "free_target",
     [DEMOTE_EXCHANGE] = "exchange",
 };
+static const char *const skip_names[SKIP__COUNT] = {
+    [SKIP_PROCESS_CAP] = "process_cap",
+    [SKIP_TOTAL_CAP] = "total_cap",
+};
 
 static uint64_t stats_load(_Atomic uint64_t *v)
 {
@@ -159,6 +169,8 @@ void stats_init(struct stats *s, int nr_nodes)
 		atomic_init(&s->promoted_pages[n], 0);
 		atomic_init(&s->promoted_bytes[n], 0);
 	}
+	for (int r = 0; r < SKIP__COUNT; r++)
+		atomic_init(&s->abit_skip[r], 0);
 	for (int r = 0; r < FAIL__COUNT; r++) {
 		atomic_init(&s->fail[r], 0);
 		atomic_init(&s->demote_fail[r], 0);
@@ -210,6 +222,12 @@ void stats_demote_fail(struct stats *s, enum stat_fail_reason r, uint64_t n)
 	if ((unsigned)r >= FAIL__COUNT)
 		r = FAIL_OTHER;
 	atomic_fetch_add_explicit(&s->demote_fail[r], n, memory_order_relaxed);
+}
+
+void stats_abit_skip(struct stats *s, enum stat_abit_skip why, uint64_t n)
+{
+	if ((unsigned)why < SKIP__COUNT)
+		atomic_fetch_add_explicit(&s->abit_skip[why], n, memory_order_relaxed);
 }
 
 void stats_source_active(struct stats *s, enum stat_source src, int active)
@@ -345,6 +363,11 @@ static void render_family(struct stats *s, const struct family *f, FILE *out)
 		break;
 	case FK_DEMOTE_FAIL:
 		render_fail(f, s->demote_fail, out);
+		break;
+	case FK_ABIT_SKIP:
+		for (int r = 0; r < SKIP__COUNT; r++)
+			fprintf(out, "%s{reason=\"%s\"} %" PRIu64 "\n", f->name, skip_names[r],
+				stats_load(&s->abit_skip[r]));
 		break;
 	}
 }

@@ -29,6 +29,13 @@ enum stat_fail_reason {
 /* Why a page was demoted: to keep demotion.free_target_percent free, or to make room for hot
  * pages that promotion could not place (an exchange). */
 enum stat_demote_reason { DEMOTE_FREE_TARGET, DEMOTE_EXCHANGE, DEMOTE__COUNT };
+/* Why the Accessed-bit source left 2 MiB regions of a process out of its state
+ * (pghotd_abit_regions_skipped_total{reason}). */
+enum stat_abit_skip {
+	SKIP_PROCESS_CAP, /* more than the process's resident set pays for */
+	SKIP_TOTAL_CAP,	  /* the source's cap over every process reached */
+	SKIP__COUNT
+};
 
 /* Per-source counters. */
 enum stat_src_counter {
@@ -72,6 +79,7 @@ struct stats {
 	_Atomic uint64_t src[SRC__COUNT][SS__COUNT];
 	_Atomic uint64_t src_active[SRC__COUNT];	/* gauge 0/1 */
 	_Atomic uint64_t src_scan_round_us[SRC__COUNT]; /* gauge: last scan round time */
+	_Atomic uint64_t abit_skip[SKIP__COUNT];
 	_Atomic uint64_t promoted_pages[STATS_MAX_NODES];
 	_Atomic uint64_t promoted_bytes[STATS_MAX_NODES];
 	_Atomic uint64_t fail[FAIL__COUNT];
@@ -111,6 +119,7 @@ void stats_fail(struct stats *s, enum stat_fail_reason r, uint64_t n);
 void stats_demoted(struct stats *s, int node, enum stat_demote_reason why, uint64_t pages,
 		   uint64_t bytes);
 void stats_demote_fail(struct stats *s, enum stat_fail_reason r, uint64_t n);
+void stats_abit_skip(struct stats *s, enum stat_abit_skip why, uint64_t n);
 void stats_source_active(struct stats *s, enum stat_source src, int active);
 
 const char *stat_source_name(enum stat_source s);

@@ -70,6 +70,7 @@ struct fx {
 	bool untracked_read_0;
 	ino_t bitmap_ino;
 	uint64_t seed;		/* region sampling's */
+	uint64_t max_regions;	/* the source's cap (deps.max_regions); 0: the default */
 	struct cold_list *cold; /* demotion tests: where cold fast pages go */
 	struct procs *registry; /* demotion tests: handles for the offers */
 };
@@ -298,6 +299,7 @@ static void fx_new_abit(struct fx *f)
 	    .ops = &f->ops,
 	    .self_pid = -1,
 	    .seed = f->seed,
+	    .max_regions = f->max_regions,
 	    .cold = f->cold,
 	    .procs = f->registry,
 	};
@@ -1256,6 +1258,74 @@ static void test_maps_with_a_very_long_line_gives_every_vma(void **state)
 	assert_int_equal(abit_region_interval(f->a, 100, VA + 2 * REGION), 1);
 }
 
+/* A 4 TiB PROT_READ|MAP_NORESERVE mapping with nothing resident beside a small one in use:
+ * the source keeps regions for the small one only (numa_maps shows the big one empty), so
+ * the mapping costs nothing, and nothing is counted as skipped. */
+static void test_sparse_mapping_with_nothing_resident_costs_no_regions(void **state)
+{
+	struct fx *f = *state;
+	char path[256], text[512];
+	const uint64_t big = UINT64_C(0x100000000000), big_end = big + (UINT64_C(4) << 40);
+
+	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	snprintf(text, sizeof(text),
+		 "%llx-%llx rw-p 00000000 00:00 0 \n%llx-%llx r--p 00000000 00:00 0 \n",
+		 (unsigned long long)VA, (unsigned long long)(VA + REGION), (unsigned long long)big,
+		 (unsigned long long)big_end);
+	fx_path(f, path, sizeof(path), "proc/100/maps");
+	write_file(path, text, strlen(text));
+	snprintf(text, sizeof(text), "%llx default anon=1 N1=1 kernelpagesize_kB=4\n%llx default\n",
+		 (unsigned long long)VA, (unsigned long long)big);
+	fx_path(f, path, sizeof(path), "proc/100/numa_maps");
+	write_file(path, text, strlen(text));
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+	assert_int_equal(abit_region_interval(f->a, 100, big), -ENOENT);
+	assert_int_equal(abit_region_interval(f->a, 100, big_end - 4096), -ENOENT);
+	assert_int_equal(atomic_load(&f->stats.abit_skip[SKIP_PROCESS_CAP]), 0);
+	assert_int_equal(atomic_load(&f->stats.abit_skip[SKIP_TOTAL_CAP]), 0);
+}
+
+/* A process spanning more regions than its resident set pays for (500 resident pages:
+ * ABIT_VMAS_FLOOR + ABIT_VMAS_PER_HUGE = 528 regions), all of them holding pages: the first
+ * 528 are kept, the other 72 counted as left out for the process's cap. */
+static void test_regions_beyond_a_process_allowance_are_left_out_and_counted(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 0, VA, VA + 600 * REGION);
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_region_interval(f->a, 100, VA + 527 * REGION), 1);
+	assert_int_equal(abit_region_interval(f->a, 100, VA + 528 * REGION), -ENOENT);
+	assert_int_equal(atomic_load(&f->stats.abit_skip[SKIP_PROCESS_CAP]), 72);
+}
+
+/* The source's cap over every process: with room for 100 regions, a first process of 64 gets
+ * them all, a second of 64 the 36 left, and 28 are counted as left out for the total. */
+static void test_regions_beyond_the_source_cap_are_left_out_and_counted(void **state)
+{
+	struct fx *f = *state;
+
+	f->max_regions = 100;
+	fx_proc(f, 100, "app", 0, VA, VA + 64 * REGION);
+	fx_proc(f, 200, "other", 0, VA, VA + 64 * REGION);
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_region_interval(f->a, 100, VA + 63 * REGION), 1);
+	assert_int_equal(abit_region_interval(f->a, 200, VA + 35 * REGION), 1);
+	assert_int_equal(abit_region_interval(f->a, 200, VA + 36 * REGION), -ENOENT);
+	assert_int_equal(atomic_load(&f->stats.abit_skip[SKIP_TOTAL_CAP]), 28);
+	/* The first process exits: at the next re-read the second one has room for all. */
+	fx_exit(f, 100);
+	for (int i = 0; i < ABIT_REFRESH_ROUNDS + 1; i++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+	assert_true(abit_region_interval(f->a, 200, VA + 63 * REGION) >= 1);
+}
+
 static void test_hidden_pfns_make_the_source_unavailable(void **state)
 {
 	struct fx *f = *state;
@@ -2155,6 +2225,9 @@ int main(void)
 	    FX(test_process_exiting_mid_round_is_dropped_silently),
 	    FX(test_exited_sampled_process_leaves_nothing_allocated),
 	    FX(test_maps_with_a_very_long_line_gives_every_vma),
+	    FX(test_sparse_mapping_with_nothing_resident_costs_no_regions),
+	    FX(test_regions_beyond_a_process_allowance_are_left_out_and_counted),
+	    FX(test_regions_beyond_the_source_cap_are_left_out_and_counted),
 	    FX(test_hidden_pfns_make_the_source_unavailable),
 	    FX(test_missing_page_idle_makes_the_source_unavailable),
 	    FX(test_round_with_word_sized_transfers_finds_the_same_accesses),

@@ -212,6 +212,7 @@ static const char *const required[] = {
     "pghotd_demoted_pages_total",
     "pghotd_demoted_bytes_total",
     "pghotd_demote_failures_total",
+    "pghotd_abit_regions_skipped_total",
     "pghotd_move_batches_pid_reused_total",
     "pghotd_processes_forgotten_total",
 };

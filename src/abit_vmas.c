@@ -1,0 +1,159 @@
+/* abit_vmas: the VMAs the Accessed-bit source keeps state for; see abit_vmas.h. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abit_vmas.h"
+#include "fileio.h"
+#include "pagemap.h"
+
+#define HUGE_BYTES (UINT64_C(2) << 20)
+#define HUGE_PAGES (HUGE_BYTES / PAGEMAP_PAGE_SIZE)
+
+uint64_t abit_vmas_allowance(uint64_t rss_pages)
+{
+	uint64_t huge = rss_pages / HUGE_PAGES + (rss_pages % HUGE_PAGES != 0);
+
+	return ABIT_VMAS_FLOOR + ABIT_VMAS_PER_HUGE * huge;
+}
+
+uint64_t abit_vmas_total_cap(uint64_t phys_pages)
+{
+	return 2 * (phys_pages / HUGE_PAGES) + 64 * ABIT_VMAS_FLOOR;
+}
+
+static uint64_t vma_regions(const struct abit_vma *v)
+{
+	return (v->end - 1) / HUGE_BYTES - v->start / HUGE_BYTES + 1;
+}
+
+uint64_t abit_vmas_regions(const struct abit_vmas *s)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += vma_regions(&s->v[i]);
+	return n;
+}
+
+uint64_t abit_vmas_fit(struct abit_vmas *s, uint64_t allow)
+{
+	uint64_t kept = 0, dropped = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		struct abit_vma v = s->v[i];
+		uint64_t r = vma_regions(&v);
+
+		if (kept + r > allow) {
+			uint64_t room = allow - kept;
+
+			dropped += r - room;
+			if (room == 0)
+				continue;
+			/* The first room regions: up to the end of the room-th 2 MiB boundary. */
+			v.end = (v.start / HUGE_BYTES + room) * HUGE_BYTES;
+			r = room;
+		}
+		kept += r;
+		s->v[k++] = v;
+	}
+	s->n = k;
+	return dropped;
+}
+
+static int vmas_add(struct abit_vmas *s, uint64_t start, uint64_t end)
+{
+	if (s->n == s->cap) {
+		size_t c = s->cap ? s->cap * 2 : 64;
+		struct abit_vma *bigger = realloc(s->v, c * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		s->v = bigger;
+		s->cap = c;
+	}
+	s->v[s->n++] = (struct abit_vma){.start = start, .end = end};
+	return 0;
+}
+
+static int maps_line(void *ctx, const char *line, size_t len)
+{
+	struct abit_vmas *s = ctx;
+	struct maps_vma v;
+
+	if (maps_parse_line(line, len, &v) < 0 || !v.readable || v.special)
+		return 0;
+	return vmas_add(s, v.start, v.end);
+}
+
+int abit_vmas_read_maps(struct abit_vmas *s, const char *path)
+{
+	s->n = 0;
+	return file_read_lines(path, s->buf, sizeof(s->buf), maps_line, s);
+}
+
+/* numa_maps walk: the VMAs of the list are marked empty (end = start) in place as their
+ * numa_maps lines show no page; both are in address order. */
+struct numa_walk {
+	struct abit_vmas *s;
+	size_t at;
+	bool *empty;
+};
+
+static int numa_line(void *ctx, const char *line, size_t len)
+{
+	struct numa_walk *w = ctx;
+	uint64_t start, pages;
+
+	if (numa_maps_parse_line(line, len, &start, &pages) < 0)
+		return 0;
+	while (w->at < w->s->n && w->s->v[w->at].start < start)
+		w->at++;
+	if (w->at < w->s->n && w->s->v[w->at].start == start && pages == 0)
+		w->empty[w->at] = true;
+	return 0;
+}
+
+int abit_vmas_drop_empty(struct abit_vmas *s, const char *path)
+{
+	struct numa_walk w = {.s = s, .empty = calloc(s->n ? s->n : 1, sizeof(bool))};
+	size_t k = 0;
+	int r;
+
+	if (!w.empty)
+		return -ENOMEM;
+	r = file_read_lines(path, s->buf, sizeof(s->buf), numa_line, &w);
+	for (size_t i = 0; r == 0 && i < s->n; i++)
+		if (!w.empty[i])
+			s->v[k++] = s->v[i];
+	if (r == 0)
+		s->n = k;
+	free(w.empty);
+	return r;
+}
+
+int abit_vmas_read_rss(const char *path, uint64_t *pages)
+{
+	char buf[256], *p, *end;
+	unsigned long long v;
+	int r = file_read_small(path, buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
+	/* "size resident shared text lib data dt" */
+	p = buf + strcspn(buf, " ");
+	v = strtoull(p, &end, 10);
+	if (end == p)
+		return -EINVAL;
+	*pages = v;
+	return 0;
+}
+
+void abit_vmas_free(struct abit_vmas *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = s->cap = 0;
+}
