@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "abit_idle.h"
@@ -138,6 +139,7 @@ struct abit {
 	/* Per-round scratch. */
 	const struct pghotd_config *cfg;
 	uint64_t now_ns;
+	uint64_t round_ns; /* time spent in the calls since the last round ended */
 	uint64_t scanned, found;
 	int error;
 	struct access_event ev[ABIT_EVENT_BATCH];
@@ -1632,10 +1634,16 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 	abit_stat_add(a, SS_SCAN_IO_BYTES, a->io_bytes);
 	a->io_bytes = 0;
 	abit_stat_add(a, SS_SAMPLES, a->found);
-	if (a->stats)
+	/* The gauge holds a whole round: in mode regions, its sampling steps since the last one
+	 * too (each step alone is short, and the last would hide a long re-read). */
+	a->round_ns += abit_now_ns(a) - t0;
+	if (a->stats && round) {
 		/* relaxed: an independent gauge, like every stats counter. */
-		atomic_store_explicit(&a->stats->src_scan_round_us[SRC_ABIT],
-				      (abit_now_ns(a) - t0) / 1000, memory_order_relaxed);
+		atomic_store_explicit(&a->stats->src_scan_round_us[SRC_ABIT], a->round_ns / 1000,
+				      memory_order_relaxed);
+	}
+	if (round)
+		a->round_ns = 0;
 	if (r == -EPERM) {
 		snprintf(a->reason, sizeof(a->reason),
 			 "%s/PID/pagemap hides page frame numbers (no CAP_SYS_ADMIN)",
@@ -1788,6 +1796,26 @@ static int abit_step_ms(const struct pghotd_config *cfg)
 	return ms ? (int)ms : 1;
 }
 
+unsigned abit_cpu_sleep_ms(uint64_t cpu_ns, unsigned pct, unsigned step_ms)
+{
+	uint64_t ms;
+
+	if (pct == 0 || pct >= 100)
+		return step_ms;
+	/* cpu / (cpu + sleep) <= pct / 100: the wall time of the call is at least its CPU. */
+	ms = cpu_ns * (100 - pct) / pct / 1000000;
+	return ms > step_ms ? (unsigned)(ms < INT_MAX ? ms : INT_MAX) : step_ms;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void *abit_thread(void *arg)
 {
 	struct abit *a = arg;
@@ -1795,6 +1823,7 @@ static void *abit_thread(void *arg)
 
 	while (!stopping(a)) {
 		const struct pghotd_config *cfg = config_pub_get(a->pub, a->slot);
+		uint64_t cpu0 = thread_cpu_ns();
 		int r;
 
 		if (cfg->sources.abit.enabled == SOURCE_OFF) {
@@ -1814,7 +1843,9 @@ static void *abit_thread(void *arg)
 			log_warning_errno(r, "abit scan round failed, will retry");
 		failing = r < 0;
 		abit_set_active(a, !failing);
-		abit_sleep(a, abit_step_ms(cfg));
+		abit_sleep(a, (int)abit_cpu_sleep_ms(thread_cpu_ns() - cpu0,
+						     cfg->sources.abit.max_cpu_percent,
+						     (unsigned)abit_step_ms(cfg)));
 	}
 	return NULL;
 }

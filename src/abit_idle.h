@@ -118,12 +118,17 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg);
 
 /* Main thread: registers a config_pub slot, starts the thread (a round, then a sleep of
  * sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP, or in mode "regions" a step and a sleep
- * of a tenth of that, it can be woken from, config_pub_get() at the
+ * of a quarter of that, longer after a call whose CPU time would put the thread past
+ * sources.abit.max_cpu_percent (abit_cpu_sleep_ms()), it can be woken from, config_pub_get() at the
  * top of each loop; nothing while sources.abit.enabled is off). -errno, nothing started, on
  * failure. */
 int abit_start(struct abit *a, struct config_pub *pub);
 /* Main thread: wakes and joins the thread, unregisters the slot. No-op when not started. */
 void abit_stop(struct abit *a);
+/* Pure: the sleep after a round or step that took cpu_ns of the thread's CPU time (user and
+ * kernel) so that the thread uses at most pct percent of one CPU
+ * (sources.abit.max_cpu_percent), and never less than step_ms. */
+unsigned abit_cpu_sleep_ms(uint64_t cpu_ns, unsigned pct, unsigned step_ms);
 
 /* Why the source is unavailable, or NULL while it is usable. Thread that runs rounds, or the
  * main thread after abit_stop(). */

@@ -241,6 +241,7 @@ static const struct key_def keys[] = {
 	     0, "ms"),
     UINT_KEY("sources.abit", "max_pages_per_sec", sources.abit.max_pages_per_sec, 262144, 1,
 	     67108864, 0, "pages/s"),
+    UINT_KEY("sources.abit", "max_cpu_percent", sources.abit.max_cpu_percent, 50, 1, 100, 0, "%"),
     ENUM_KEY("sources.abit", "mode", sources.abit.mode, ABIT_MODE_REGIONS, &enum_abit_mode),
     UINT_KEY("sources.abit", "max_regions", sources.abit.max_regions, 1000, 16, 65536, 0,
 	     "regions"),

@@ -64,6 +64,7 @@ struct pghotd_config {
 			enum source_mode enabled;
 			unsigned scan_interval_ms;
 			unsigned max_pages_per_sec;
+			unsigned max_cpu_percent; /* of one CPU, the source thread's own */
 			enum abit_mode mode;
 			unsigned max_regions;	  /* per process, mode regions */
 			unsigned max_watched_mib; /* scanned page by page at once, all processes */

@@ -50,7 +50,9 @@ static const struct family families[] = {
      "Accesses within the window that make a page hot (promotion.threshold in force).", FK_PLAIN,
      ST_CONFIG_THRESHOLD},
     {"pghotd_source_active", "gauge", "1 when the access source is running.", FK_ACTIVE, 0},
-    {"pghotd_source_scan_round_seconds", "gauge", "Duration of the source's last scan round.",
+    {"pghotd_source_scan_round_seconds", "gauge",
+     "Time the source spent on its last scan round (the Accessed-bit source in mode regions: "
+     "with its sampling steps since the round before), sleeps excluded.",
      FK_SCAN_US, 0},
     {"pghotd_samples_total", "counter", "Access samples read from the source.", FK_SOURCE,
      SS_SAMPLES},

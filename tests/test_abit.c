@@ -64,6 +64,7 @@ struct fx {
 	uint64_t clock_ns;
 	size_t max_io; /* 0: no limit */
 	unsigned io_calls;
+	uint64_t io_tick_ns; /* the clock advances this much at each pread and pwrite */
 	bool or_writes; /* writes set bits, as the kernel's bitmap does, instead of replacing */
 	/* With or_writes, as the kernel: a page page_idle does not track (kpageflags: not an LRU
 	 * page nor a THP head) ignores writes to its bit and reads 0. */
@@ -172,6 +173,7 @@ static ssize_t fx_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
 	ssize_t r;
 
 	f->io_calls++;
+	f->clock_ns += f->io_tick_ns;
 	if (f->max_io && len > f->max_io)
 		len = f->max_io;
 	r = idle_io_real_ops.pread(NULL, fd, buf, len, off);
@@ -188,6 +190,7 @@ static ssize_t fx_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_
 	bool kernel = fx_kernel_bitmap(f, fd, len);
 
 	f->io_calls++;
+	f->clock_ns += f->io_tick_ns;
 	if (f->max_io && len > f->max_io)
 		len = f->max_io;
 	/* Only the bitmap is ever written. */
@@ -1902,6 +1905,37 @@ static void fx_regions_proc(struct fx *f)
 	fx_new_abit(f);
 }
 
+/* pghotd_source_scan_round_seconds in mode regions is the time of the whole round: its
+ * sampling steps since the round before, and the round's own scan, not only the last call
+ * (the clock here moves 1 ms at each read of the source). */
+static void test_round_gauge_holds_the_steps_of_the_whole_round(void **state)
+{
+	struct fx *f = *state;
+	unsigned calls;
+
+	fx_regions_proc(f);
+	f->io_tick_ns = 1000000;
+	assert_true(fx_round(f) >= 0); /* step 0 is a round */
+	calls = f->io_calls;
+	for (int i = 1; i < ABIT_SAMPLES_PER_ROUND; i++)
+		assert_true(fx_round(f) >= 0);
+	assert_true(f->io_calls > calls); /* the sampling steps read pages */
+	assert_true(fx_round(f) >= 0);	  /* the next round */
+	assert_int_equal(atomic_load(&f->stats.src_scan_round_us[SRC_ABIT]),
+			 (uint64_t)(f->io_calls - calls) * 1000);
+}
+
+/* The thread's CPU budget: after a call that took c of CPU, it sleeps at least
+ * c * (100 - pct) / pct, so its share stays at pct of one CPU, and never less than a step. */
+static void test_cpu_budget_lengthens_the_sleep_after_a_costly_call(void **state)
+{
+	(void)state;
+	assert_int_equal(abit_cpu_sleep_ms(1000000, 50, 125), 125);
+	assert_int_equal(abit_cpu_sleep_ms(UINT64_C(400000000), 50, 125), 400);
+	assert_int_equal(abit_cpu_sleep_ms(UINT64_C(400000000), 10, 125), 3600);
+	assert_int_equal(abit_cpu_sleep_ms(UINT64_C(400000000), 100, 125), 125);
+}
+
 /* What the kernel shows after the band's 64 pages were all accessed: one bitmap word. */
 static void fx_access_band(struct fx *f)
 {
@@ -2226,6 +2260,8 @@ int main(void)
 	    FX(test_exited_sampled_process_leaves_nothing_allocated),
 	    FX(test_maps_with_a_very_long_line_gives_every_vma),
 	    FX(test_sparse_mapping_with_nothing_resident_costs_no_regions),
+	    FX(test_round_gauge_holds_the_steps_of_the_whole_round),
+	    FX(test_cpu_budget_lengthens_the_sleep_after_a_costly_call),
 	    FX(test_regions_beyond_a_process_allowance_are_left_out_and_counted),
 	    FX(test_regions_beyond_the_source_cap_are_left_out_and_counted),
 	    FX(test_hidden_pfns_make_the_source_unavailable),

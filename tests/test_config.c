@@ -1026,7 +1026,7 @@ static void print_of_a_changed_config_reads_back_equal(void **state)
 	    "ring_pages = 8; };\n"
 	    " pebs = { enabled = \"off\"; period = 333; ldlat = 30; stores = true; "
 	    "event = \"a\\\"b\\\\c\"; ring_pages = 2; };\n"
-	    " abit = { enabled = \"on\"; scan_interval_ms = 50; max_pages_per_sec = 9; "
+	    " abit = { enabled = \"on\"; scan_interval_ms = 50; max_pages_per_sec = 9; max_cpu_percent = 20; "
 	    "mode = \"full\"; max_regions = 64; max_watched_mib = 64; full_scan_mib = 3; }; "
 	    "};\n"
 	    "hot_table = { capacity = 4096; };\n"
