@@ -1,6 +1,4 @@
 /* abit_idle: the Accessed-bit source (page_idle scanning of slow-tier pages). */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -487,51 +485,6 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 	return 0;
 }
 
-static int cmp_pid(const void *x, const void *y)
-{
-	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
-
-	return (a > b) - (a < b);
-}
-
-/* Numeric entries of the procfs root, sorted. */
-static int list_pids(const char *root, pid_t **out, size_t *nout)
-{
-	DIR *d = opendir(root);
-	pid_t *pids = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char *end;
-		long v = strtol(de->d_name, &end, 10);
-
-		if (!isdigit((unsigned char)de->d_name[0]) || *end || v <= 0 || v > INT_MAX)
-			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 256;
-			pid_t *bigger = realloc(pids, c * sizeof(*bigger));
-
-			if (!bigger) {
-				free(pids);
-				closedir(d);
-				return -ENOMEM;
-			}
-			pids = bigger;
-			cap = c;
-		}
-		pids[n++] = (pid_t)v;
-	}
-	closedir(d);
-	if (n)
-		qsort(pids, n, sizeof(*pids), cmp_pid);
-	*out = pids;
-	*nout = n;
-	return 0;
-}
-
 static bool stopping(struct abit *a);
 
 static void regions_recount(struct abit *a)
@@ -548,7 +501,7 @@ static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
 	struct abit_proc *np;
 	pid_t *pids = NULL;
 	size_t n = 0, k = 0;
-	int r = list_pids(a->procfs_root, &pids, &n);
+	int r = proc_list_pids(a->procfs_root, &pids, &n);
 
 	if (r < 0)
 		return r;
@@ -1582,7 +1535,7 @@ static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
 		r = abit_reread_young(a);
 		if (r < 0)
 			return r;
-		r = list_pids(a->procfs_root, &pids, &n);
+		r = proc_list_pids(a->procfs_root, &pids, &n);
 		return r < 0 ? 0 : abit_add_new(a, cfg, pids, n);
 	}
 	r = abit_refresh(a, cfg);

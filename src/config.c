@@ -250,6 +250,14 @@ static const struct key_def keys[] = {
     UINT_KEY("sources.abit", "max_watched_mib", sources.abit.max_watched_mib, 1024, 2, 1048576, 0,
 	     "MiB"),
 
+    ENUM_KEY("sources.damon", "enabled", sources.damon.enabled, SOURCE_AUTO, &enum_source),
+    UINT_KEY("sources.damon", "sample_us", sources.damon.sample_us, 5000, 100, 10000000, 0, "us"),
+    UINT_KEY("sources.damon", "aggr_us", sources.damon.aggr_us, 100000, 1000, 60000000, 0, "us"),
+    UINT_KEY("sources.damon", "min_regions", sources.damon.min_regions, 10, 3, 1000000, 0,
+	     "regions"),
+    UINT_KEY("sources.damon", "max_regions", sources.damon.max_regions, 1000, 3, 1000000, 0,
+	     "regions"),
+
     UINT_KEY("hot_table", "capacity", hot_table.capacity, 1048576, 1024, 268435456, 0, "entries"),
 
     UINT_KEY("promotion", "threshold", promotion.threshold, 2, 1, 255, 0, "accesses"),
@@ -1121,6 +1129,35 @@ static void check_demotion(struct parse_ctx *ctx)
 			  c->promotion.cooldown_ms < 1000 ? 1000 : c->promotion.cooldown_ms);
 }
 
+/* DAMON and page_idle both clear the Accessed bits: each would miss what the other cleared.
+ * DAMON wants an aggregation of several samples and at least min_regions regions. */
+static void check_damon(struct parse_ctx *ctx)
+{
+	const struct pghotd_config *c = ctx->cfg;
+
+	if (c->sources.damon.enabled == SOURCE_ON && c->sources.abit.enabled == SOURCE_ON &&
+	    !key_bad(ctx, "sources.damon", "enabled") && !key_bad(ctx, "sources.abit", "enabled"))
+		ctx_error(ctx, at_key(ctx, "sources.damon", "enabled"),
+			  "sources.damon.enabled: \"on\" with sources.abit.enabled \"on\"; allowed "
+			  "one of them on, since both clear the pages' Accessed bits");
+	if (!key_bad(ctx, "sources.damon", "sample_us") &&
+	    !key_bad(ctx, "sources.damon", "aggr_us") &&
+	    c->sources.damon.aggr_us < 2 * c->sources.damon.sample_us)
+		ctx_error(ctx, at_key(ctx, "sources.damon", "aggr_us"),
+			  "sources.damon.aggr_us: %u is below twice sources.damon.sample_us (%u); "
+			  "allowed %u..60000000",
+			  c->sources.damon.aggr_us, c->sources.damon.sample_us,
+			  2 * c->sources.damon.sample_us);
+	if (!key_bad(ctx, "sources.damon", "min_regions") &&
+	    !key_bad(ctx, "sources.damon", "max_regions") &&
+	    c->sources.damon.max_regions < c->sources.damon.min_regions)
+		ctx_error(ctx, at_key(ctx, "sources.damon", "max_regions"),
+			  "sources.damon.max_regions: %u is below sources.damon.min_regions (%u); "
+			  "allowed %u..1000000",
+			  c->sources.damon.max_regions, c->sources.damon.min_regions,
+			  c->sources.damon.min_regions);
+}
+
 /* ---- loading ---- */
 
 static void ctx_syntax_error(struct parse_ctx *ctx, const config_t *lc)
@@ -1153,6 +1190,7 @@ static void parse_text(struct parse_ctx *ctx, const char *text)
 		check_tiers(ctx);
 		check_target(ctx);
 		check_demotion(ctx);
+		check_damon(ctx);
 	} else {
 		ctx_syntax_error(ctx, &lc);
 	}

@@ -70,6 +70,12 @@ struct pghotd_config {
 			unsigned max_watched_mib; /* scanned page by page at once, all processes */
 			unsigned full_scan_mib;	  /* mode regions: smaller ones scanned in full */
 		} abit;
+		struct {
+			enum source_mode enabled;
+			unsigned sample_us; /* DAMON's sampling interval */
+			unsigned aggr_us;   /* aggregation interval: a region report each */
+			unsigned min_regions, max_regions;
+		} damon;
 	} sources;
 
 	struct {

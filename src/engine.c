@@ -8,6 +8,7 @@
 
 #include "abit_idle.h"
 #include "cold_list.h"
+#include "damon_source.h"
 #include "engine.h"
 #include "feeder.h"
 #include "hot_table.h"
@@ -39,6 +40,7 @@ struct engine {
 	struct ibs_source *ibs;
 	struct pebs_source *pebs;
 	struct abit *abit;
+	struct damon_source *damon;
 	int slot[SRC__COUNT]; /* config_pub slots of the perf sources, -1 when none */
 	bool running[SRC__COUNT];
 	char source_names[64];
@@ -305,6 +307,33 @@ static int start_abit(struct engine *e, struct config_pub *pub, const struct pro
 	return ps->required ? r : 0;
 }
 
+/* The DAMON source; returns 1 started, 0 unavailable (logged), -errno when required. */
+static int start_damon(struct engine *e, struct config_pub *pub, const struct probe_source *ps)
+{
+	struct damon_source_deps d = {.sysfs_root = e->env.sysfs_root,
+				      .procfs_root = e->env.procfs_root,
+				      .sink = feeder_sink(e->feeder),
+				      .stats = e->env.stats,
+				      .cold = e->cold,
+				      .procs = e->procs};
+	char why[SAMPLER_REASON_MAX];
+	int r = damon_source_new(&d, pub, &e->damon, why, sizeof(why)); /* logs why not */
+
+	if (r == 0) {
+		r = damon_source_start(e->damon);
+		if (r < 0) {
+			damon_source_free(e->damon);
+			e->damon = NULL;
+			log_error_errno(r, "cannot start the damon source");
+		}
+	}
+	if (r == 0) {
+		set_running(e, SRC_DAMON, true);
+		return 1;
+	}
+	return ps->required ? r : 0;
+}
+
 static void stop_source(struct engine *e, struct config_pub *pub, enum stat_source src)
 {
 	if (!e->running[src])
@@ -313,6 +342,8 @@ static void stop_source(struct engine *e, struct config_pub *pub, enum stat_sour
 		sampler_ibs_stop(e->ibs);
 	else if (src == SRC_PEBS)
 		sampler_pebs_stop(e->pebs);
+	else if (src == SRC_DAMON)
+		damon_source_free(e->damon);
 	else {
 		abit_stop(e->abit);
 		abit_free(e->abit);
@@ -321,6 +352,8 @@ static void stop_source(struct engine *e, struct config_pub *pub, enum stat_sour
 		e->ibs = NULL;
 	else if (src == SRC_PEBS)
 		e->pebs = NULL;
+	else if (src == SRC_DAMON)
+		e->damon = NULL;
 	else
 		e->abit = NULL;
 	if (e->slot[src] >= 0)
@@ -332,7 +365,20 @@ static void stop_source(struct engine *e, struct config_pub *pub, enum stat_sour
 static int start_source(struct engine *e, struct config_pub *pub, enum stat_source src,
 			const struct probe_source *ps)
 {
+	if (src == SRC_DAMON)
+		return start_damon(e, pub, ps);
 	return src == SRC_ABIT ? start_abit(e, pub, ps) : start_perf_source(e, pub, src, ps);
+}
+
+/* page_idle when DAMON was chosen over it (probe_choose) but did not start: the fallback. */
+static int start_fallback(struct engine *e, struct config_pub *pub, const struct probe_result *p)
+{
+	if (p->source[SRC_ABIT].state != PROBE_PASSED ||
+	    p->source[SRC_DAMON].state != PROBE_AVAILABLE || e->running[SRC_DAMON] ||
+	    e->running[SRC_ABIT])
+		return 0;
+	log_notice("source damon did not start: falling back to abit");
+	return start_abit(e, pub, &p->source[SRC_ABIT]);
 }
 
 int engine_start(struct engine *e, struct config_pub *pub, const struct probe_result *probe)
@@ -346,6 +392,8 @@ int engine_start(struct engine *e, struct config_pub *pub, const struct probe_re
 		if (probe->source[src].state == PROBE_AVAILABLE)
 			r = start_source(e, pub, src, &probe->source[src]);
 	}
+	if (r >= 0)
+		r = start_fallback(e, pub, probe);
 	if (r < 0) {
 		engine_stop(e, pub);
 		return r;
@@ -388,6 +436,8 @@ int engine_apply(struct engine *e, struct config_pub *pub, const struct pghotd_c
 		if (want && !e->running[src])
 			r = start_source(e, pub, src, &probe->source[src]);
 	}
+	if (r >= 0)
+		r = start_fallback(e, pub, probe);
 	return r < 0 ? r : engine_sources_running(e);
 }
 

@@ -156,6 +156,30 @@ int file_write_atomic(const char *path, const char *buf, size_t len)
 	return r;
 }
 
+int file_write_attr(const char *path, const char *s)
+{
+	struct stat st;
+	size_t len = strlen(s);
+	ssize_t n;
+	int r = 0,
+	    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = -EBADFD;
+	if (r == 0) {
+		do
+			n = write(fd, s, len);
+		while (n < 0 && errno == EINTR);
+		r = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
+	}
+	close(fd);
+	return r;
+}
+
 /* Hands line() the complete lines of buf[0..have); returns how many bytes were used, or a
  * negative return of line(). *skip: the first line is the rest of one already passed cut. */
 static ssize_t lines_pass(const char *buf, size_t have, bool *skip,

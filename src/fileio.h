@@ -45,4 +45,10 @@ int file_read_lines(const char *path, char *buf, size_t size,
  * temporary is gone on failure. */
 int file_write_atomic(const char *path, const char *buf, size_t len);
 
+/* Writes the string s to an existing attribute file (sysfs, procfs; a regular file in test
+ * fixtures, truncated first) in one write(2), as the kernel parses an attribute. Opened
+ * O_NOFOLLOW | O_NONBLOCK and checked to be a regular file (-EBADFD otherwise). A short write
+ * is -EIO. 0 or -errno (the kernel's refusal, e.g. -EBUSY or -EINVAL). */
+int file_write_attr(const char *path, const char *s);
+
 #endif

@@ -377,6 +377,11 @@ void perf_sampler_free(struct perf_sampler *s)
 	free(s);
 }
 
+const struct pghotd_config *perf_sampler_config(const struct perf_sampler *s)
+{
+	return s->cfg;
+}
+
 size_t perf_sampler_nr_fds(const struct perf_sampler *s)
 {
 	return s->nfds;
@@ -395,7 +400,7 @@ static void on_sample(void *ctx, const struct perf_event_header *h, const struct
 	struct perf_sampler *s = ctx;
 
 	if (!s->src.convert(s->src.ctx, h, smp, &s->batch[s->nbatch])) {
-		if (s->p.stats)
+		if (s->p.stats && !s->src.keeps_samples)
 			stats_src_add(s->p.stats, s->src.source, SS_SAMPLES_DROPPED, 1);
 		return;
 	}

@@ -57,7 +57,8 @@ struct perf_sampler_source {
 	 * source's; the sampler sets disabled, watermark/wakeup_watermark (when 0) and size. */
 	struct perf_event_attr attr[PERF_SAMPLER_MAX_EVENTS];
 	int leader; /* index of the group leader, -1: no group */
-	/* Sampler thread. true: *out filled and kept; false: dropped. */
+	/* Sampler thread. true: *out filled and kept; false: dropped (counted, unless
+	 * keeps_samples: the source keeps every sample itself and delivers from on_drain). */
 	bool (*convert)(void *ctx, const struct perf_event_header *h, const struct perf_sample *s,
 			struct access_event *out);
 	/* Sampler thread, optional: after every drain, with the totals so far (the adaptive
@@ -65,6 +66,7 @@ struct perf_sampler_source {
 	void (*on_drain)(void *ctx, struct perf_sampler *sampler,
 			 const struct perf_ring_counts *total);
 	void *ctx;
+	bool keeps_samples;
 };
 
 struct perf_sampler_params {
@@ -109,6 +111,9 @@ int perf_sampler_set_period(struct perf_sampler *s, uint64_t period);
 /* Sampler thread (or a test with the thread not started): drains every ring once and
  * delivers. Returns records consumed. */
 uint64_t perf_sampler_drain(struct perf_sampler *s);
+/* Sampler thread (a source's on_drain hook): the config of this loop iteration, valid until
+ * on_drain returns. */
+const struct pghotd_config *perf_sampler_config(const struct perf_sampler *s);
 /* Number of event fds open. */
 size_t perf_sampler_nr_fds(const struct perf_sampler *s);
 

@@ -1,4 +1,6 @@
 /* probe: facts from sysfs/procfs, then verdicts (see probe.h for the contract). */
+#include "damon_event.h"
+#include "damon_sysfs.h"
 #include "fileio.h"
 #include "probe.h"
 
@@ -140,6 +142,20 @@ static int probe_gather_caps(const struct probe_env *env, struct probe_facts *f)
 	return r;
 }
 
+static int probe_gather_damon(const struct probe_env *env, struct probe_facts *f)
+{
+	int r = probe_exists(&f->damon_sysfs, env->sysfs_root, DAMON_ADMIN "/nr_kdamonds");
+
+	if (r < 0)
+		return r;
+	r = damon_event_find(env->sysfs_root, f->damon_event.path, sizeof(f->damon_event.path));
+	f->damon_event.err = r;
+	if (f->damon_sysfs.err == 0)
+		f->damon_busy = damon_sysfs_inspect(env->sysfs_root, env->procfs_root,
+						    f->damon_busy_why, sizeof(f->damon_busy_why));
+	return 0;
+}
+
 int probe_gather(const struct probe_env *env, struct probe_facts *out)
 {
 	struct probe_facts f = {.paranoid = INT_MAX, .numa_balancing = -1};
@@ -156,6 +172,8 @@ int probe_gather(const struct probe_env *env, struct probe_facts *out)
 				   "sys/kernel/numa_balancing", &f.numa_balancing);
 	if (r >= 0)
 		r = probe_gather_caps(env, &f);
+	if (r >= 0)
+		r = probe_gather_damon(env, &f);
 	if (r < 0)
 		return r;
 	if (f.numa_balancing_file.err != 0)
@@ -247,6 +265,26 @@ static void probe_decide_abit(const struct probe_facts *f, struct probe_source *
 		    "no CAP_SYS_ADMIN (pagemap hides PFNs without it and page_idle needs it)");
 }
 
+static void probe_decide_damon(const struct probe_facts *f, struct probe_source *s)
+{
+	char why[PROBE_PATH_MAX + 64];
+
+	if (f->damon_sysfs.err != 0)
+		probe_set(s, PROBE_UNAVAILABLE, -ENODEV, "no DAMON sysfs interface %s",
+			  probe_file_why(&f->damon_sysfs, why, sizeof(why)));
+	else if (f->damon_event.err != 0)
+		probe_set(s, PROBE_UNAVAILABLE, -ENODEV,
+			  "no damon:damon_aggregated tracepoint (is tracefs mounted?) %s",
+			  probe_file_why(&f->damon_event, why, sizeof(why)));
+	else if (!probe_has_cap(f, PROBE_CAP_SYS_ADMIN))
+		probe_set(s, PROBE_UNAVAILABLE, -EACCES,
+			  "no CAP_SYS_ADMIN (DAMON's sysfs, the tracepoint's raw samples and "
+			  "pagemap PFNs need it)");
+	else if (f->damon_busy < 0)
+		probe_set(s, PROBE_UNAVAILABLE, f->damon_busy == -EBUSY ? -EBUSY : -ENODEV, "%s",
+			  f->damon_busy_why);
+}
+
 static enum source_mode probe_mode(const struct pghotd_config *cfg, enum stat_source src)
 {
 	if (!cfg)
@@ -258,6 +296,8 @@ static enum source_mode probe_mode(const struct pghotd_config *cfg, enum stat_so
 		return cfg->sources.pebs.enabled;
 	case SRC_ABIT:
 		return cfg->sources.abit.enabled;
+	case SRC_DAMON:
+		return cfg->sources.damon.enabled;
 	case SRC__COUNT:
 		break;
 	}
@@ -276,6 +316,37 @@ static void probe_decide_numab(const struct probe_facts *f, struct probe_result 
 			 probe_file_why(&f->numa_balancing_file, why, sizeof(why)));
 }
 
+static void probe_pass(struct probe_result *r, enum stat_source src, const char *why)
+{
+	probe_set(&r->source[src], PROBE_PASSED, 0, "%s", why);
+	r->nr_available--;
+}
+
+/* `auto`'s order (probe.h): a PMU source makes an auto DAMON unneeded; of DAMON and page_idle
+ * only one runs, DAMON unless page_idle is "on" and DAMON only "auto". */
+static void probe_choose(const struct pghotd_config *cfg, struct probe_result *r)
+{
+	bool pmu = r->source[SRC_IBS].state == PROBE_AVAILABLE ||
+		   r->source[SRC_PEBS].state == PROBE_AVAILABLE;
+	enum source_mode damon = probe_mode(cfg, SRC_DAMON), abit = probe_mode(cfg, SRC_ABIT);
+
+	if (r->source[SRC_DAMON].state != PROBE_AVAILABLE)
+		return;
+	if (damon == SOURCE_AUTO && pmu)
+		probe_pass(r, SRC_DAMON,
+			   "a PMU source runs: its samples name each page and cost no kernel "
+			   "thread (auto order: PMU samples, DAMON, page_idle)");
+	else if (r->source[SRC_ABIT].state == PROBE_AVAILABLE && damon == SOURCE_AUTO &&
+		 abit == SOURCE_ON)
+		probe_pass(r, SRC_DAMON,
+			   "sources.abit is on: DAMON and page_idle both clear the Accessed bits, "
+			   "so one of them runs");
+	else if (r->source[SRC_ABIT].state == PROBE_AVAILABLE)
+		probe_pass(r, SRC_ABIT,
+			   "damon runs: it costs by region count where page_idle costs by memory "
+			   "size, and both clear the Accessed bits, so one of them runs");
+}
+
 void probe_decide(const struct probe_facts *f, const struct pghotd_config *cfg,
 		  const struct topology *t, struct probe_result *out)
 {
@@ -284,6 +355,7 @@ void probe_decide(const struct probe_facts *f, const struct pghotd_config *cfg,
 	    [SRC_IBS] = probe_decide_ibs,
 	    [SRC_PEBS] = probe_decide_pebs,
 	    [SRC_ABIT] = probe_decide_abit,
+	    [SRC_DAMON] = probe_decide_damon,
 	};
 
 	memset(out, 0, sizeof(*out));
@@ -299,6 +371,7 @@ void probe_decide(const struct probe_facts *f, const struct pghotd_config *cfg,
 		decide[i](f, s);
 		out->nr_available += s->state == PROBE_AVAILABLE;
 	}
+	probe_choose(cfg, out);
 	probe_decide_numab(f, out);
 	out->nr_slow = t ? topology_nr_slow(t) : -1;
 	out->nr_fast = t ? topology_nr_fast(t) : -1;
@@ -328,6 +401,8 @@ const char *probe_state_name(enum probe_state s)
 		return "unavailable";
 	case PROBE_DISABLED:
 		return "disabled by config";
+	case PROBE_PASSED:
+		return "not chosen";
 	}
 	return "unknown";
 }
@@ -353,7 +428,8 @@ static void probe_describe_source(const struct probe_result *r, int i, char *buf
 	const char *name = stat_source_name((enum stat_source)i);
 	int n = snprintf(buf, size, "source %s: %s", name, probe_state_name(s->state));
 
-	if (n < 0 || (size_t)n >= size || s->state != PROBE_UNAVAILABLE)
+	if (n < 0 || (size_t)n >= size ||
+	    (s->state != PROBE_UNAVAILABLE && s->state != PROBE_PASSED))
 		return;
 	n += snprintf(buf + n, size - (size_t)n, ": %s", s->reason);
 	if (s->required && (size_t)n < size)

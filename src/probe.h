@@ -1,9 +1,12 @@
 /* probe: the startup preflight, also printed by `pghotd --probe`.
  *
- * For each sampling source (ibs, pebs, abit) it decides whether the source can run here and,
+ * For each sampling source (ibs, pebs, abit, damon) it decides whether the source can run here and,
  * if not, the real reason: the PMU or kernel feature is missing (-ENODEV), a privilege is
  * missing (-EACCES: perf_event_paranoid without CAP_PERFMON / CAP_SYS_ADMIN, or no
- * CAP_SYS_ADMIN for page_idle and pagemap PFNs), or the config turned it off. It also reports
+ * CAP_SYS_ADMIN for page_idle and pagemap PFNs), DAMON is in use by someone else (-EBUSY), or
+ * the config turned it off. `auto` then chooses: PMU samples first (per page, no kernel
+ * thread), then DAMON (cost by region count), then page_idle (cost by memory size); DAMON
+ * and page_idle never both run, since both clear the Accessed bits. It also reports
  * the kernel's NUMA balancing mode (warning when its tiering mode would promote the same
  * pages) and the tiers found.
  *
@@ -49,9 +52,14 @@ struct probe_facts {
 	uint64_t cap_eff;		       /* CapEff; 0 when status_file.err != 0 */
 	struct probe_file numa_balancing_file; /* sys/kernel/numa_balancing */
 	int numa_balancing;
+	struct probe_file damon_sysfs; /* kernel/mm/damon/admin/kdamonds/nr_kdamonds */
+	struct probe_file damon_event; /* tracefs' events/damon/damon_aggregated/format */
+	int damon_busy;		       /* damon_sysfs_inspect(): 0, or -EBUSY and why */
+	char damon_busy_why[PROBE_REASON_MAX / 2];
 };
 
-enum probe_state { PROBE_AVAILABLE, PROBE_UNAVAILABLE, PROBE_DISABLED };
+/* PROBE_PASSED: usable, but `auto` chose another source (reason says which and why). */
+enum probe_state { PROBE_AVAILABLE, PROBE_UNAVAILABLE, PROBE_DISABLED, PROBE_PASSED };
 
 struct probe_source {
 	enum probe_state state;

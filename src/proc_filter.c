@@ -1,8 +1,11 @@
 /* proc_filter: process selection by command name, cgroup and resident set size. */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -123,4 +126,48 @@ bool proc_filter_selects_all(const struct pghotd_config *cfg)
 	return !cfg->processes.include_comm.n && !cfg->processes.include_cgroup.n &&
 	       !cfg->processes.exclude_comm.n && !cfg->processes.exclude_cgroup.n &&
 	       cfg->processes.min_rss_mb == 0;
+}
+
+static int cmp_pid(const void *x, const void *y)
+{
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+int proc_list_pids(const char *procfs_root, pid_t **out, size_t *nout)
+{
+	DIR *d = opendir(procfs_root);
+	pid_t *pids = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+
+		if (!isdigit((unsigned char)de->d_name[0]) || *end || v <= 0 || v > INT_MAX)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 256;
+			pid_t *bigger = realloc(pids, c * sizeof(*bigger));
+
+			if (!bigger) {
+				free(pids);
+				closedir(d);
+				return -ENOMEM;
+			}
+			pids = bigger;
+			cap = c;
+		}
+		pids[n++] = (pid_t)v;
+	}
+	closedir(d);
+	if (n)
+		qsort(pids, n, sizeof(*pids), cmp_pid);
+	*out = pids;
+	*nout = n;
+	return 0;
 }

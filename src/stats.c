@@ -16,10 +16,11 @@
 #include "fileio.h"
 
 enum family_kind {
-	FK_PLAIN,   /* c[idx] */
-	FK_SOURCE,  /* src[source][idx] */
-	FK_ACTIVE,  /* src_active[source] */
-	FK_SCAN_US, /* src_scan_round_us[source], printed in seconds */
+	FK_PLAIN,    /* c[idx] */
+	FK_PLAIN_US, /* c[idx] in microseconds, printed in seconds */
+	FK_SOURCE,   /* src[source][idx] */
+	FK_ACTIVE,   /* src_active[source] */
+	FK_SCAN_US,  /* src_scan_round_us[source], printed in seconds */
 	FK_NODE_PAGES,
 	FK_NODE_BYTES,
 	FK_FAIL, /* fail[reason] */
@@ -124,6 +125,9 @@ static const struct family families[] = {
      "Move batches dropped just before the move because their pid had been reused by another "
      "process (its start time changed).",
      FK_PLAIN, ST_BATCHES_PID_REUSED},
+    {"pghotd_damon_kdamond_cpu_seconds", "gauge",
+     "CPU time of the kdamond threads pghotd's DAMON source ran (count it with pghotd's own).",
+     FK_PLAIN_US, ST_DAMON_KDAMOND_CPU_US},
     {"pghotd_processes_forgotten_total", "counter",
      "Processes dropped from tracking (exited or no longer matching).", FK_PLAIN,
      ST_PROCESSES_FORGOTTEN},
@@ -133,6 +137,7 @@ static const char *const source_names[SRC__COUNT] = {
     [SRC_IBS] = "ibs",
     [SRC_PEBS] = "pebs",
     [SRC_ABIT] = "abit",
+    [SRC_DAMON] = "damon",
 };
 
 static const char *const fail_names[FAIL__COUNT] = {
@@ -346,6 +351,10 @@ static void render_family(struct stats *s, const struct family *f, FILE *out)
 	switch (f->kind) {
 	case FK_PLAIN:
 		fprintf(out, "%s %" PRIu64 "\n", f->name, stats_load(&s->c[f->idx]));
+		break;
+	case FK_PLAIN_US:
+		fprintf(out, "%s %" PRIu64 ".%06" PRIu64 "\n", f->name,
+			stats_load(&s->c[f->idx]) / 1000000, stats_load(&s->c[f->idx]) % 1000000);
 		break;
 	case FK_SOURCE:
 	case FK_ACTIVE:

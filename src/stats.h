@@ -14,7 +14,7 @@
 
 #define STATS_MAX_NODES 64
 
-enum stat_source { SRC_IBS, SRC_PEBS, SRC_ABIT, SRC__COUNT };
+enum stat_source { SRC_IBS, SRC_PEBS, SRC_ABIT, SRC_DAMON, SRC__COUNT };
 
 enum stat_fail_reason {
 	FAIL_BUSY,   /* -EBUSY */
@@ -69,8 +69,9 @@ enum stat_counter {
 	ST_DEMOTE_CANDIDATES,  /* cold pages the mover took to demote */
 	ST_DEMOTE_SKIPPED,     /* no longer on the fast node they were found on */
 	ST_DEMOTE_DRY_RUN,
-	ST_DEMOTE_RATE_LIMITED, /* dropped for this interval by demotion.rate_limit_mbps */
-	ST_BATCHES_PID_REUSED,	/* move batches dropped: the pid now names another process */
+	ST_DEMOTE_RATE_LIMITED,	 /* dropped for this interval by demotion.rate_limit_mbps */
+	ST_BATCHES_PID_REUSED,	 /* move batches dropped: the pid now names another process */
+	ST_DAMON_KDAMOND_CPU_US, /* gauge: CPU time of pghotd's kdamonds, printed in seconds */
 	ST__COUNT
 };
 
@@ -127,7 +128,7 @@ const char *stat_fail_reason_name(enum stat_fail_reason r);
 const char *stat_demote_reason_name(enum stat_demote_reason r);
 
 /* Renders the text exposition format (0.0.4) into f: # HELP and # TYPE once per family,
- * every family present even at 0, labels source="ibs|pebs|abit", node="N",
+ * every family present even at 0, labels source="ibs|pebs|abit|damon", node="N",
  * reason="busy|nomem|shared|gone|noproc|other" (demotions: node="N",reason="free_target|exchange").
  * -EIO when the stream fails. */
 int stats_render(struct stats *s, FILE *f);

@@ -313,7 +313,33 @@ static void unknown_nested_section_is_rejected(void **state)
 	(void)state;
 	expect_one_error("sources = {\n\tspe = { enabled = \"on\"; };\n};\n",
 			 "t.conf:2: sources.spe: unknown section; allowed keys in sources: "
-			 "cpu_budget_percent, ibs, pebs, abit");
+			 "cpu_budget_percent, ibs, pebs, abit, damon");
+}
+
+static void damon_and_abit_both_on_are_rejected(void **state)
+{
+	(void)state;
+	expect_one_error("sources = { abit = { enabled = \"on\"; };\n"
+			 "\tdamon = { enabled = \"on\"; }; };\n",
+			 "t.conf:2: sources.damon.enabled: \"on\" with sources.abit.enabled "
+			 "\"on\"; allowed one of them on, since both clear the pages' Accessed "
+			 "bits");
+}
+
+static void damon_aggregation_below_two_samples_is_rejected(void **state)
+{
+	(void)state;
+	expect_one_error("sources = { damon = { sample_us = 5000;\n\taggr_us = 9999; }; };\n",
+			 "t.conf:2: sources.damon.aggr_us: 9999 is below twice "
+			 "sources.damon.sample_us (5000); allowed 10000..60000000");
+}
+
+static void damon_max_regions_below_min_is_rejected(void **state)
+{
+	(void)state;
+	expect_one_error("sources = { damon = { min_regions = 100;\n\tmax_regions = 99; }; };\n",
+			 "t.conf:2: sources.damon.max_regions: 99 is below "
+			 "sources.damon.min_regions (100); allowed 100..1000000");
 }
 
 static void unknown_key_in_nested_section_is_rejected(void **state)
@@ -1026,8 +1052,11 @@ static void print_of_a_changed_config_reads_back_equal(void **state)
 	    "ring_pages = 8; };\n"
 	    " pebs = { enabled = \"off\"; period = 333; ldlat = 30; stores = true; "
 	    "event = \"a\\\"b\\\\c\"; ring_pages = 2; };\n"
-	    " abit = { enabled = \"on\"; scan_interval_ms = 50; max_pages_per_sec = 9; max_cpu_percent = 20; "
-	    "mode = \"full\"; max_regions = 64; max_watched_mib = 64; full_scan_mib = 3; }; "
+	    " abit = { enabled = \"on\"; scan_interval_ms = 50; max_pages_per_sec = 9; "
+	    "max_cpu_percent = 20; "
+	    "mode = \"full\"; max_regions = 64; max_watched_mib = 64; full_scan_mib = 3; };\n"
+	    " damon = { enabled = \"off\"; sample_us = 1000; aggr_us = 50000; min_regions = 20; "
+	    "max_regions = 500; }; "
 	    "};\n"
 	    "hot_table = { capacity = 4096; };\n"
 	    "promotion = { threshold = 7; window_ms = 20; rate_limit_mbps = 0; batch = 3; "
@@ -1125,6 +1154,9 @@ int main(void)
 	    T(unknown_section_is_rejected),
 	    T(unknown_nested_section_is_rejected),
 	    T(unknown_key_in_nested_section_is_rejected),
+	    T(damon_and_abit_both_on_are_rejected),
+	    T(damon_aggregation_below_two_samples_is_rejected),
+	    T(damon_max_regions_below_min_is_rejected),
 	    T(string_for_integer_is_a_wrong_type),
 	    T(float_for_integer_is_a_wrong_type),
 	    T(integer_for_boolean_is_a_wrong_type),

@@ -322,6 +322,72 @@ static void only_capability_bits_21_and_38_count(void **state)
 	assert_int_equal(r.source[SRC_IBS].state, PROBE_AVAILABLE);
 }
 
+/* Debian 13's kernel in a VM: DAMON and page_idle (a kernel built with both), no PMU. */
+static void auto_runs_damon_rather_than_page_idle_and_says_why(void **state)
+{
+	struct probe_result r;
+	struct lines l = {0};
+
+	(void)state;
+	run("sysfs-damon", "procfs-root", NULL, &r);
+	assert_int_equal(r.source[SRC_DAMON].state, PROBE_AVAILABLE);
+	assert_int_equal(r.source[SRC_ABIT].state, PROBE_PASSED);
+	assert_int_equal(r.nr_available, 1);
+	probe_describe(&r, NULL, collect, &l);
+	assert_non_null(strstr(l.text[2], "source abit: not chosen: damon runs: it costs by region "
+					  "count"));
+	assert_string_equal(l.text[3], "source damon: available");
+}
+
+static void damon_gives_way_to_a_pmu_and_to_abit_on(void **state)
+{
+	struct probe_facts f = {.paranoid = -1, .numa_balancing = 0};
+	struct pghotd_config cfg = {0};
+	struct probe_result r;
+
+	(void)state;
+	f.cap_eff = 1ull << PROBE_CAP_SYS_ADMIN;
+	f.pebs_event.err = -ENOENT;
+	probe_decide(&f, NULL, NULL, &r); /* IBS, page_idle and DAMON all there */
+	assert_int_equal(r.source[SRC_IBS].state, PROBE_AVAILABLE);
+	assert_int_equal(r.source[SRC_ABIT].state, PROBE_AVAILABLE);
+	assert_int_equal(r.source[SRC_DAMON].state, PROBE_PASSED);
+	assert_non_null(strstr(r.source[SRC_DAMON].reason, "a PMU source runs"));
+	cfg.sources.damon.enabled = SOURCE_ON; /* on: runs beside the PMU, abit gives way */
+	probe_decide(&f, &cfg, NULL, &r);
+	assert_int_equal(r.source[SRC_DAMON].state, PROBE_AVAILABLE);
+	assert_int_equal(r.source[SRC_ABIT].state, PROBE_PASSED);
+	f.ibs_pmu.err = -ENOENT;
+	cfg.sources.damon.enabled = SOURCE_AUTO;
+	cfg.sources.abit.enabled = SOURCE_ON;
+	probe_decide(&f, &cfg, NULL, &r);
+	assert_int_equal(r.source[SRC_ABIT].state, PROBE_AVAILABLE);
+	assert_int_equal(r.source[SRC_DAMON].state, PROBE_PASSED);
+	assert_non_null(strstr(r.source[SRC_DAMON].reason, "sources.abit is on"));
+}
+
+static void damon_in_use_or_without_tracefs_is_unavailable(void **state)
+{
+	struct probe_facts f = {.paranoid = -1, .numa_balancing = 0};
+	struct probe_result r;
+
+	(void)state;
+	f.cap_eff = 1ull << PROBE_CAP_SYS_ADMIN;
+	f.ibs_pmu.err = f.pebs_event.err = f.page_idle.err = -ENOENT;
+	f.damon_busy = -EBUSY;
+	snprintf(f.damon_busy_why, sizeof(f.damon_busy_why), "kdamond 0 (pid 7) is running");
+	probe_decide(&f, NULL, NULL, &r);
+	assert_reason(&r.source[SRC_DAMON], -EBUSY, "kdamond 0 (pid 7) is running");
+	f.damon_busy = 0;
+	f.damon_event.err = -ENOENT;
+	probe_decide(&f, NULL, NULL, &r);
+	assert_reason(&r.source[SRC_DAMON], -ENODEV, "no damon:damon_aggregated tracepoint");
+	f.damon_event.err = 0;
+	f.cap_eff = 0;
+	probe_decide(&f, NULL, NULL, &r);
+	assert_reason(&r.source[SRC_DAMON], -EACCES, "no CAP_SYS_ADMIN");
+}
+
 static void describe_lists_sources_numa_balancing_and_tiers(void **state)
 {
 	char sys[PATH_MAX];
@@ -340,10 +406,11 @@ static void describe_lists_sources_numa_balancing_and_tiers(void **state)
 	assert_non_null(strstr(l.text[1], "source pebs: unavailable: no Intel cpu PMU with "
 					  "mem-loads event ("));
 	assert_string_equal(l.text[2], "source abit: available");
-	assert_string_equal(l.text[3], "numa balancing: mode 0 (off)");
-	assert_non_null(strstr(l.text[4], tier_source_describe(TIER_FROM_SYSFS)));
-	assert_non_null(strstr(l.text[7], "node 2: slow"));
-	assert_int_equal(l.n, 8);
+	assert_non_null(strstr(l.text[3], "source damon: unavailable: no DAMON sysfs interface ("));
+	assert_string_equal(l.text[4], "numa balancing: mode 0 (off)");
+	assert_non_null(strstr(l.text[5], tier_source_describe(TIER_FROM_SYSFS)));
+	assert_non_null(strstr(l.text[8], "node 2: slow"));
+	assert_int_equal(l.n, 9);
 	assert_int_equal(find_line(&l, "no slow tier"), -1);
 	topology_free(t);
 }
@@ -390,6 +457,9 @@ int main(void)
 	    cmocka_unit_test(overlong_root_is_enametoolong_and_leaves_facts_alone),
 	    cmocka_unit_test(only_capability_bits_21_and_38_count),
 	    cmocka_unit_test(describe_lists_sources_numa_balancing_and_tiers),
+	    cmocka_unit_test(auto_runs_damon_rather_than_page_idle_and_says_why),
+	    cmocka_unit_test(damon_gives_way_to_a_pmu_and_to_abit_on),
+	    cmocka_unit_test(damon_in_use_or_without_tracefs_is_unavailable),
 	    cmocka_unit_test(no_slow_tier_and_no_source_each_get_a_line),
 	};
 

@@ -1,0 +1,139 @@
+/* damon_feed: a DAMON region's pages to the hot table and the cold list (see damon_feed.h). */
+#include <errno.h>
+
+#include "cold_list.h"
+#include "damon_feed.h"
+#include "pagemap.h"
+#include "stats.h"
+#include "topology.h"
+
+#define BATCH 64
+
+struct feed_out {
+	struct access_event ev[BATCH];
+	struct cold_page cold[BATCH];
+	size_t nev, ncold;
+};
+
+static uint32_t samples_per_aggr(const struct pghotd_config *cfg)
+{
+	uint32_t s = cfg->sources.damon.aggr_us / cfg->sources.damon.sample_us;
+
+	return s ? s : 1;
+}
+
+bool damon_region_hot(const struct pghotd_config *cfg, const struct damon_region *r)
+{
+	return r->nr_accesses > 0 &&
+	       (uint64_t)r->nr_accesses * DAMON_HOT_SHARE >= samples_per_aggr(cfg);
+}
+
+/* Milliseconds the region has kept its access level. */
+static uint64_t region_age_ms(const struct pghotd_config *cfg, const struct damon_region *r)
+{
+	return (uint64_t)r->age * cfg->sources.damon.aggr_us / 1000;
+}
+
+bool damon_region_cold(const struct pghotd_config *cfg, const struct damon_region *r)
+{
+	return r->nr_accesses == 0 && region_age_ms(cfg, r) >= config_demotion_idle_ms(cfg);
+}
+
+static void flush(const struct damon_feed *f, struct feed_out *o)
+{
+	access_deliver(&f->sink, f->cfg, o->ev, o->nev);
+	if (o->ncold && f->cold)
+		cold_list_offer(f->cold, o->cold, o->ncold);
+	o->nev = o->ncold = 0;
+}
+
+static void hot_page(const struct damon_feed *f, const struct damon_feed_proc *p,
+		     struct feed_out *o, uint64_t vaddr, uint64_t pfn)
+{
+	o->ev[o->nev++] = (struct access_event){
+	    .pid = p->pid,
+	    .tid = p->pid,
+	    .vaddr = vaddr,
+	    .paddr = pfn << PAGEMAP_PAGE_SHIFT,
+	    .cpu = p->cpu,
+	    .node = p->node,
+	    .time_ns = f->now_ns,
+	    .source = SRC_DAMON,
+	    .kind = ACCESS_UNKNOWN,
+	    .size = HOT_SIZE_BASE,
+	};
+	if (o->nev == BATCH)
+		flush(f, o);
+}
+
+static void cold_page(const struct damon_feed *f, const struct damon_feed_proc *p,
+		      struct feed_out *o, uint64_t vaddr, int node, uint64_t idle_ms)
+{
+	uint64_t now_ms = f->now_ns / 1000000;
+
+	o->cold[o->ncold++] = (struct cold_page){
+	    .pid = p->pid,
+	    .proc = p->proc,
+	    .vaddr = vaddr,
+	    .idle_since_ms = now_ms > idle_ms ? now_ms - idle_ms : 0,
+	    .offered_ms = now_ms,
+	    .node = node,
+	    .size = HOT_SIZE_BASE,
+	};
+	if (o->ncold == BATCH)
+		flush(f, o);
+}
+
+/* One pagemap read's worth of the region from vaddr. */
+static void feed_entries(const struct damon_feed *f, const struct damon_feed_proc *p,
+			 struct feed_out *o, uint64_t vaddr, const uint64_t *ent, size_t n,
+			 bool hot, uint64_t idle_ms)
+{
+	const struct topology *t = f->cfg->topo;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pfn = pagemap_pfn(ent[i]), va = vaddr + i * PAGEMAP_PAGE_SIZE;
+		int node = pfn && t ? topology_node_of_pfn(t, pfn) : -1;
+
+		if (node < 0)
+			continue;
+		if (hot && topology_node_is_slow(t, node))
+			hot_page(f, p, o, va, pfn);
+		else if (!hot && node < 64 && (f->want >> node & 1) &&
+			 topology_node_is_fast(t, node) && (ent[i] & PAGEMAP_EXCLUSIVE))
+			cold_page(f, p, o, va, node, idle_ms);
+	}
+}
+
+long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc *p,
+		       const struct damon_region *r, uint64_t max_pages)
+{
+	bool hot = damon_region_hot(f->cfg, r);
+	bool cold = !hot && f->cold && f->want && f->cold_pass && damon_region_cold(f->cfg, r);
+	uint64_t ent[DAMON_FEED_PAGES], read = 0;
+	struct feed_out o;
+	long r2 = 0;
+
+	if ((!hot && !cold) || r->end <= r->start)
+		return 0;
+	o.nev = o.ncold = 0;
+	for (uint64_t va = r->start & ~(PAGEMAP_PAGE_SIZE - 1); va < r->end && read < max_pages;) {
+		uint64_t left = (r->end - va + PAGEMAP_PAGE_SIZE - 1) / PAGEMAP_PAGE_SIZE;
+		size_t n = left < DAMON_FEED_PAGES ? (size_t)left : DAMON_FEED_PAGES;
+
+		if (n > max_pages - read)
+			n = (size_t)(max_pages - read);
+		r2 = f->pagemap(f->ctx, va, ent, n);
+		if (r2 <= 0)
+			break;
+		feed_entries(f, p, &o, va, ent, (size_t)r2, hot, region_age_ms(f->cfg, r));
+		read += (uint64_t)r2;
+		va += (uint64_t)r2 * PAGEMAP_PAGE_SIZE;
+	}
+	flush(f, &o);
+	if (f->stats) {
+		stats_src_add(f->stats, SRC_DAMON, SS_PAGES_SCANNED, read);
+		stats_src_add(f->stats, SRC_DAMON, SS_SCAN_IO_BYTES, read * sizeof(uint64_t));
+	}
+	return r2 < 0 ? r2 : (long)read;
+}

@@ -1,0 +1,69 @@
+/* damon_feed: what one aggregated DAMON region of a process means to the mover.
+ *
+ * A region is hot when at least 1/DAMON_HOT_SHARE of the aggregation's samples found it
+ * accessed: its present pages on slow nodes go to the sink as access events, once per
+ * aggregation, so the hot table's threshold and window decide as they do for the other
+ * sources (a region hot in two aggregations within promotion.window_ms is promoted at the
+ * shipped threshold of 2). A region no sample found accessed for the demotion idle time
+ * (age x aggregation interval) is cold: on a cold pass, its present, exclusively mapped pages
+ * on the fast nodes the cold list wants go to the cold list, idle since the region's age
+ * began. Everything else is left alone, and the pages of a region are read only when it is
+ * hot or a cold candidate, so the cost follows the hot and cold regions, not the memory.
+ *
+ * Why a share and not any access: DAMON samples one page per region per sampling interval,
+ * and a region whose pages are read once in a while (a cold sweep) shows an access now and
+ * then; a region the process really works in shows them in a good part of the samples. A hot
+ * set scattered page by page among cold pages looks like neither: DAMON's regions cannot
+ * tell its pages apart (page_idle, page by page, can).
+ *
+ * Pure but for the pagemap reads, which go through the caller's function. One thread. */
+#ifndef PGHOTD_DAMON_FEED_H
+#define PGHOTD_DAMON_FEED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "access.h"
+#include "config.h"
+#include "damon_event.h"
+
+#define DAMON_HOT_SHARE	 4   /* hot: nr_accesses >= samples per aggregation / this */
+#define DAMON_FEED_PAGES 512 /* pagemap entries per read */
+
+struct cold_list;
+struct stats;
+
+struct damon_feed {
+	const struct pghotd_config *cfg; /* topology, intervals, demotion idle time */
+	/* Reads n pagemap entries of the region's process from vaddr: entries read, or
+	 * -errno (the process is gone: the region is dropped). */
+	int (*pagemap)(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n);
+	void *ctx;
+	struct access_sink sink;
+	struct cold_list *cold; /* NULL: no cold pages are looked for */
+	uint64_t want;		/* fast nodes the cold list wants (cold_list_wanted()) */
+	bool cold_pass;		/* look for cold pages in this aggregation */
+	uint64_t now_ns;	/* CLOCK_MONOTONIC */
+	struct stats *stats;	/* NULL: not counted */
+};
+
+/* The process a region belongs to. */
+struct damon_feed_proc {
+	pid_t pid;
+	uint32_t proc; /* procs handle for cold pages (0: none) */
+	int cpu, node; /* where it last ran, -1 unknown: the events' accessing CPU */
+};
+
+/* Pure: the region is hot under cfg. */
+bool damon_region_hot(const struct pghotd_config *cfg, const struct damon_region *r);
+/* Pure: the region is a cold candidate under cfg (no access for the idle time). */
+bool damon_region_cold(const struct pghotd_config *cfg, const struct damon_region *r);
+/* Feeds one region (hot pages to the sink, cold pages to the cold list), reading at most
+ * max_pages pagemap entries. Returns the pagemap entries read (0 for a region neither hot nor
+ * cold), or -errno of a failed read. */
+long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc *p,
+		       const struct damon_region *r, uint64_t max_pages);
+
+#endif

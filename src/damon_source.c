@@ -1,0 +1,449 @@
+/* damon_source: the DAMON source's thread (see damon_source.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cold_list.h"
+#include "damon_event.h"
+#include "damon_feed.h"
+#include "damon_source.h"
+#include "damon_sysfs.h"
+#include "fileio.h"
+#include "log.h"
+#include "pagemap.h"
+#include "proc_filter.h"
+#include "procs.h"
+#include "stats.h"
+#include "topology.h"
+
+struct target {
+	struct damon_feed_proc p;
+	int fd; /* its pagemap, -1 until first needed */
+	const char *procfs_root;
+};
+
+struct region_rec {
+	struct damon_region r;
+	uint64_t time_ns;
+};
+
+struct damon_source {
+	struct damon_source_deps d;
+	struct damon_kdamond *kd;
+	struct damon_event_format fmt;
+	struct perf_sampler *smp;
+	struct config_pub *pub;
+	int slot;
+	/* Targets in kdamond order; old: the list before the last commit, for regions counted
+	 * before switch_ns. */
+	struct target *tg, *old;
+	size_t ntg, nold;
+	uint64_t switch_ns;
+	struct damon_attrs attrs; /* last written */
+	pid_t kpid;		  /* our kdamond's thread, 0 when not running */
+	uint64_t kcpu_done_us;	  /* CPU of the kdamonds that ended */
+	uint64_t kcpu_us;	  /* of the current one */
+	struct region_rec *reg;
+	size_t nreg;
+	uint64_t next_refresh_ms, next_cold_ms;
+	uint32_t epoch;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void targets_free(struct target *t, size_t n)
+{
+	for (size_t i = 0; t && i < n; i++)
+		if (t[i].fd >= 0)
+			close(t[i].fd);
+	free(t);
+}
+
+/* ---- processes -> targets ---------------------------------------------------------------- */
+
+static bool selected(const struct damon_source *s, const struct pghotd_config *cfg, pid_t pid)
+{
+	struct proc_info info;
+
+	if (pid == s->d.self_pid || proc_info_read(s->d.procfs_root, pid, &info) < 0)
+		return false;
+	return !info.kernel_thread && proc_filter_match(cfg, &info);
+}
+
+/* Where pid last ran, for the events' accessing CPU and node. */
+static void target_cpu(const struct damon_source *s, const struct pghotd_config *cfg,
+		       struct target *t)
+{
+	char path[PATH_MAX], line[1024];
+	uint64_t start;
+
+	t->p.cpu = t->p.node = -1;
+	snprintf(path, sizeof(path), "%s/%d/stat", s->d.procfs_root, (int)t->p.pid);
+	if (file_read_line(path, line, sizeof(line)) == 0 &&
+	    stat_parse_start_cpu(line, &start, &t->p.cpu) == 0 && cfg->topo)
+		t->p.node = topology_cpu_node(cfg->topo, t->p.cpu);
+}
+
+/* The selected processes, in pid order (at most DAMON_MAX_TARGETS). */
+static int list_targets(struct damon_source *s, const struct pghotd_config *cfg,
+			struct target **out, size_t *nout)
+{
+	pid_t *pids;
+	size_t n, k = 0;
+	struct target *t;
+	int r = proc_list_pids(s->d.procfs_root, &pids, &n);
+
+	if (r < 0)
+		return r;
+	t = calloc(n ? n : 1, sizeof(*t));
+	for (size_t i = 0; t && i < n && k < DAMON_MAX_TARGETS; i++) {
+		if (!selected(s, cfg, pids[i]))
+			continue;
+		t[k] = (struct target){
+		    .p = {.pid = pids[i]}, .fd = -1, .procfs_root = s->d.procfs_root};
+		target_cpu(s, cfg, &t[k]);
+		k++;
+	}
+	free(pids);
+	if (!t)
+		return -ENOMEM;
+	*out = t;
+	*nout = k;
+	return 0;
+}
+
+static bool same_pids(const struct target *a, size_t na, const struct target *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].p.pid != b[i].p.pid)
+			return false;
+	return true;
+}
+
+static struct damon_attrs attrs_of(const struct pghotd_config *cfg)
+{
+	return (struct damon_attrs){.sample_us = cfg->sources.damon.sample_us,
+				    .aggr_us = cfg->sources.damon.aggr_us,
+				    .update_us = DAMON_UPDATE_US,
+				    .min_regions = cfg->sources.damon.min_regions,
+				    .max_regions = cfg->sources.damon.max_regions};
+}
+
+/* CPU microseconds of a thread from its /proc/PID/stat (utime + stime, fields 14 and 15). */
+static int thread_cpu_us(const char *procfs_root, pid_t pid, uint64_t *out)
+{
+	char path[PATH_MAX], line[1024];
+	unsigned long long ut, st;
+	const char *p;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	snprintf(path, sizeof(path), "%s/%d/stat", procfs_root, (int)pid);
+	if (file_read_line(path, line, sizeof(line)) < 0)
+		return -ESRCH;
+	p = strrchr(line, ')');
+	/* After ") ": state, ppid, pgrp, session, tty_nr, tpgid, flags, minflt, cminflt,
+	 * majflt, cmajflt, then utime and stime. */
+	if (!p ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -EINVAL;
+	*out = (ut + st) * 1000000ull / (unsigned long long)(hz > 0 ? hz : 100);
+	return 0;
+}
+
+/* Follows our kdamond's thread (a new one after every start) and its CPU. */
+static void kdamond_follow(struct damon_source *s)
+{
+	pid_t pid = 0;
+	uint64_t us;
+
+	if (damon_sysfs_kdamond_pid(s->kd, &pid) < 0)
+		pid = 0;
+	if (pid != s->kpid) {
+		s->kcpu_done_us += s->kcpu_us;
+		s->kcpu_us = 0;
+		s->kpid = pid;
+	}
+	if (s->kpid && thread_cpu_us(s->d.procfs_root, s->kpid, &us) == 0)
+		s->kcpu_us = us;
+	if (s->d.stats)
+		stats_set(s->d.stats, ST_DAMON_KDAMOND_CPU_US, s->kcpu_done_us + s->kcpu_us);
+}
+
+/* Lists the processes and commits a changed target set or changed intervals. */
+static int refresh(struct damon_source *s, const struct pghotd_config *cfg)
+{
+	struct damon_attrs a = attrs_of(cfg);
+	struct target *t;
+	size_t n;
+	pid_t *pids;
+	int r = list_targets(s, cfg, &t, &n);
+
+	if (r < 0)
+		return r;
+	if (same_pids(t, n, s->tg, s->ntg) && !memcmp(&a, &s->attrs, sizeof(a)) &&
+	    (s->kpid || n == 0)) {
+		for (size_t i = 0; i < n; i++) /* keep the open pagemaps, take the new CPUs */
+			s->tg[i].p.cpu = t[i].p.cpu, s->tg[i].p.node = t[i].p.node;
+		targets_free(t, n);
+		return 0;
+	}
+	pids = malloc((n ? n : 1) * sizeof(*pids));
+	if (!pids) {
+		targets_free(t, n);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		pids[i] = t[i].p.pid;
+	r = damon_sysfs_set_targets(s->kd, &a, pids, n);
+	free(pids);
+	if (r < 0) {
+		targets_free(t, n);
+		return log_warning_errno(r, "damon: cannot set %zu targets on kdamond %u", n,
+					 damon_sysfs_index(s->kd));
+	}
+	targets_free(s->old, s->nold);
+	s->old = s->tg, s->nold = s->ntg;
+	s->tg = t, s->ntg = n;
+	s->switch_ns = now_ns();
+	s->attrs = a;
+	kdamond_follow(s);
+	return 0;
+}
+
+/* ---- regions ------------------------------------------------------------------------------ */
+
+static bool keep_region(void *ctx, const struct perf_event_header *h, const struct perf_sample *smp,
+			struct access_event *out)
+{
+	struct damon_source *s = ctx;
+	struct region_rec *rec;
+
+	(void)h, (void)out;
+	if (s->nreg == DAMON_REGIONS_DRAIN) {
+		if (s->d.stats)
+			stats_src_add(s->d.stats, SRC_DAMON, SS_SAMPLES_LOST, 1);
+		return false;
+	}
+	rec = &s->reg[s->nreg];
+	if (damon_event_decode(&s->fmt, smp->raw, smp->raw_size, &rec->r) < 0) {
+		if (s->d.stats)
+			stats_src_add(s->d.stats, SRC_DAMON, SS_MALFORMED, 1);
+		return false;
+	}
+	rec->time_ns = smp->time;
+	s->nreg++;
+	return false;
+}
+
+static int target_pagemap(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n)
+{
+	struct target *t = ctx;
+	char path[PATH_MAX];
+	ssize_t got;
+
+	if (t->fd < 0) {
+		snprintf(path, sizeof(path), "%s/%d/pagemap", t->procfs_root, (int)t->p.pid);
+		t->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (t->fd < 0)
+			return -errno;
+	}
+	got =
+	    pread(t->fd, ent, n * sizeof(*ent), (off_t)(vaddr / PAGEMAP_PAGE_SIZE * sizeof(*ent)));
+	if (got < 0)
+		return -errno;
+	return (int)((size_t)got / sizeof(*ent));
+}
+
+/* The target a region was counted with. */
+static struct target *region_target(struct damon_source *s, const struct region_rec *rec)
+{
+	bool before = rec->time_ns < s->switch_ns;
+	struct target *list = before ? s->old : s->tg;
+	size_t n = before ? s->nold : s->ntg;
+
+	if (rec->r.kdamond != s->kpid)
+		return NULL; /* another kdamond's, or an earlier one of ours */
+	return rec->r.target < n ? &list[rec->r.target] : NULL;
+}
+
+static void feed_regions(struct damon_source *s, const struct pghotd_config *cfg, uint64_t now)
+{
+	struct damon_feed f = {.cfg = cfg,
+			       .pagemap = target_pagemap,
+			       .sink = s->d.sink,
+			       .cold = cfg->demotion.enabled ? s->d.cold : NULL,
+			       .want = s->d.cold ? cold_list_wanted(s->d.cold) : 0,
+			       .now_ns = now,
+			       .stats = s->d.stats};
+	uint64_t budget = DAMON_PAGES_DRAIN, now_ms = now / 1000000;
+	uint32_t epoch = s->d.cold ? cold_list_epoch(s->d.cold) : 0;
+
+	/* A cold pass a quarter of the idle time apart (offers stay trusted that long), or at
+	 * once when the mover asked for more (a new epoch). */
+	f.cold_pass = now_ms >= s->next_cold_ms || epoch != s->epoch;
+	if (f.cold_pass) {
+		s->next_cold_ms = now_ms + config_demotion_idle_ms(cfg) / 4;
+		s->epoch = epoch;
+	}
+	if (s->d.stats)
+		stats_src_add(s->d.stats, SRC_DAMON, SS_SAMPLES, s->nreg);
+	for (size_t i = 0; i < s->nreg; i++) {
+		struct target *t = region_target(s, &s->reg[i]);
+		long r;
+
+		if (!t)
+			continue;
+		if (!t->p.proc && s->d.procs && damon_region_cold(cfg, &s->reg[i].r)) {
+			int64_t h = procs_handle(s->d.procs, t->p.pid);
+			t->p.proc = h > 0 ? (uint32_t)h : 0;
+		}
+		f.ctx = t;
+		r = damon_feed_region(&f, &t->p, &s->reg[i].r, budget);
+		if (r > 0)
+			budget -= (uint64_t)r;
+		if (budget == 0)
+			break;
+	}
+	s->nreg = 0;
+}
+
+static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring_counts *total)
+{
+	struct damon_source *s = ctx;
+	const struct pghotd_config *cfg = perf_sampler_config(smp);
+	uint64_t now = now_ns();
+
+	(void)total;
+	if (!cfg)
+		return;
+	feed_regions(s, cfg, now);
+	if (now / 1000000 >= s->next_refresh_ms) {
+		s->next_refresh_ms = now / 1000000 + DAMON_REFRESH_MS;
+		refresh(s, cfg);
+		kdamond_follow(s);
+	}
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+static int open_events(struct damon_source *s, char *why, size_t size)
+{
+	struct perf_sampler_source src = {
+	    .source = SRC_DAMON,
+	    .name = "damon",
+	    .nr_events = 1,
+	    .attr = {{.type = PERF_TYPE_TRACEPOINT,
+		      .config = s->fmt.id,
+		      .sample_period = 1,
+		      .sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TIME,
+		      .use_clockid = 1,
+		      .clockid = CLOCK_MONOTONIC}},
+	    .leader = -1,
+	    .convert = keep_region,
+	    .on_drain = on_drain,
+	    .ctx = s,
+	    .keeps_samples = true};
+	struct perf_sampler_params p = {.ring_pages = DAMON_RING_PAGES,
+					.drain_interval_ms = 100,
+					.pid = -1,
+					.page_size = (size_t)sysconf(_SC_PAGESIZE),
+					.stats = s->d.stats,
+					.sink = s->d.sink,
+					.pub = s->pub,
+					.pub_slot = s->slot,
+					.ops = s->d.ops};
+
+	return perf_sampler_new(&src, &p, &s->smp, why, size);
+}
+
+int damon_source_new(const struct damon_source_deps *d, struct config_pub *pub,
+		     struct damon_source **out, char *why, size_t size)
+{
+	struct damon_source *s = calloc(1, sizeof(*s));
+	int r = s ? 0 : -ENOMEM;
+
+	if (r == 0) {
+		s->d = *d;
+		s->pub = pub;
+		s->slot = config_pub_register(pub);
+		if (!s->d.self_pid)
+			s->d.self_pid = getpid();
+		s->reg = malloc(DAMON_REGIONS_DRAIN * sizeof(*s->reg));
+		r = s->slot < 0 ? s->slot : s->reg ? 0 : -ENOMEM;
+		if (r < 0)
+			snprintf(why, size, "%s", strerror(-r));
+	}
+	if (r == 0) {
+		r = damon_event_load(d->sysfs_root, &s->fmt);
+		if (r < 0)
+			snprintf(why, size,
+				 "cannot read the damon:damon_aggregated tracepoint's format under "
+				 "%s/kernel/tracing: %s",
+				 d->sysfs_root, file_strerror(r));
+	}
+	if (r == 0)
+		r = open_events(s, why, size);
+	if (r == 0)
+		r = damon_sysfs_claim(d->sysfs_root, d->procfs_root, &s->kd, why, size);
+	if (r < 0) {
+		log_warning("source damon: unavailable: %s", why);
+		damon_source_free(s);
+		return r;
+	}
+	*out = s;
+	return 0;
+}
+
+int damon_source_start(struct damon_source *s)
+{
+	/* The first targets before the thread runs: it takes over from here. */
+	int r = refresh(s, config_pub_current(s->pub));
+
+	if (r == 0)
+		r = perf_sampler_start(s->smp);
+	if (r < 0)
+		return r;
+	s->next_refresh_ms = now_ns() / 1000000 + DAMON_REFRESH_MS;
+	return 0;
+}
+
+void damon_source_stop(struct damon_source *s)
+{
+	if (!s)
+		return;
+	if (s->smp)
+		perf_sampler_stop(s->smp);
+	if (s->kd) {
+		kdamond_follow(s);
+		damon_sysfs_release(s->kd);
+		s->kd = NULL;
+	}
+}
+
+void damon_source_free(struct damon_source *s)
+{
+	if (!s)
+		return;
+	damon_source_stop(s);
+	if (s->smp)
+		perf_sampler_free(s->smp);
+	if (s->slot >= 0)
+		config_pub_unregister(s->pub, s->slot);
+	targets_free(s->tg, s->ntg);
+	targets_free(s->old, s->nold);
+	free(s->reg);
+	free(s);
+}

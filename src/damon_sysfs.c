@@ -1,0 +1,438 @@
+/* damon_sysfs: claiming, driving and giving back pghotd's kdamond (see damon_sysfs.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "damon_sysfs.h"
+#include "fileio.h"
+#include "log.h"
+
+#define ATTR_MAX 64
+
+struct damon_kdamond {
+	char dir[PATH_MAX]; /* <sysfs_root>/kernel/mm/damon/admin/kdamonds */
+	unsigned index;
+	bool configured; /* our context is written */
+	pid_t self;
+};
+
+/* What claim needs to know of one kdamond. */
+struct kd_state {
+	bool on;
+	pid_t pid;	 /* thread, -1 when off */
+	bool context;	 /* has a context (someone set it up) */
+	pid_t owner;	 /* pghotd that marked it, 0: not marked */
+	bool owner_live; /* that pghotd still runs */
+};
+
+struct kd_view {
+	unsigned n;
+	struct kd_state k[DAMON_MAX_KDAMONDS];
+};
+
+static int path_of(char *buf, size_t size, const char *dir, long idx, const char *rel)
+{
+	int n = idx < 0 ? snprintf(buf, size, "%s/%s", dir, rel)
+			: snprintf(buf, size, "%s/%ld/%s", dir, idx, rel);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int kd_read(const char *dir, long idx, const char *rel, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	int r = path_of(path, sizeof(path), dir, idx, rel);
+
+	return r < 0 ? r : file_read_line(path, buf, size);
+}
+
+static int kd_write(const char *dir, long idx, const char *rel, const char *val)
+{
+	char path[PATH_MAX];
+	int r = path_of(path, sizeof(path), dir, idx, rel);
+
+	return r < 0 ? r : file_write_attr(path, val);
+}
+
+static int kd_write_u64(const char *dir, long idx, const char *rel, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return kd_write(dir, idx, rel, buf);
+}
+
+/* Pure: a whole decimal value (a sysfs line) in [min, max]. */
+static int parse_s64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int kd_read_s64(const char *dir, long idx, const char *rel, int64_t min, int64_t max,
+		       int64_t *out)
+{
+	char buf[ATTR_MAX];
+	int r = kd_read(dir, idx, rel, buf, sizeof(buf));
+
+	return r < 0 ? r : parse_s64(buf, min, max, out);
+}
+
+/* A pghotd other than this one runs as pid. */
+static bool pghotd_live(const char *procfs_root, pid_t pid, pid_t self)
+{
+	char path[PATH_MAX], comm[64];
+
+	if (pid == self)
+		return false;
+	snprintf(path, sizeof(path), "%s/%d/comm", procfs_root, (int)pid);
+	return file_read_line(path, comm, sizeof(comm)) == 0 && !strcmp(comm, "pghotd");
+}
+
+/* The pghotd whose mark kdamond idx carries: its scheme 0 is "stat" with apply_interval_us
+ * DAMON_MARK_BASE + pid. 0 when unmarked. */
+static pid_t kd_owner(const char *dir, unsigned idx)
+{
+	char buf[ATTR_MAX];
+	int64_t v, n;
+
+	if (kd_read_s64(dir, idx, "contexts/0/schemes/nr_schemes", 0, INT_MAX, &n) < 0 || n != 1 ||
+	    kd_read(dir, idx, "contexts/0/schemes/0/action", buf, sizeof(buf)) < 0 ||
+	    strcmp(buf, "stat") ||
+	    kd_read_s64(dir, idx, "contexts/0/schemes/0/apply_interval_us", 0, INT64_MAX, &v) < 0 ||
+	    v <= (int64_t)DAMON_MARK_BASE || v - (int64_t)DAMON_MARK_BASE > INT_MAX)
+		return 0;
+	return (pid_t)(v - (int64_t)DAMON_MARK_BASE);
+}
+
+static int kd_state_read(const char *dir, const char *procfs_root, unsigned idx, pid_t self,
+			 struct kd_state *out)
+{
+	char state[ATTR_MAX];
+	int64_t pid, nctx;
+	int r = kd_read(dir, idx, "state", state, sizeof(state));
+
+	if (r == 0)
+		r = kd_read_s64(dir, idx, "pid", -1, INT_MAX, &pid);
+	if (r == 0)
+		r = kd_read_s64(dir, idx, "contexts/nr_contexts", 0, INT_MAX, &nctx);
+	if (r < 0)
+		return r;
+	out->on = !strcmp(state, "on");
+	out->pid = (pid_t)pid;
+	out->context = nctx > 0;
+	out->owner = out->context ? kd_owner(dir, idx) : 0;
+	out->owner_live = out->owner && pghotd_live(procfs_root, out->owner, self);
+	return 0;
+}
+
+static int view_read(const char *dir, const char *procfs_root, pid_t self, struct kd_view *v)
+{
+	int64_t n;
+	int r = kd_read_s64(dir, -1, "nr_kdamonds", 0, INT_MAX, &n);
+
+	if (r < 0)
+		return r == -ENOENT ? -ENODEV : r;
+	if (n > DAMON_MAX_KDAMONDS)
+		return -E2BIG;
+	v->n = (unsigned)n;
+	for (unsigned i = 0; i < v->n; i++) {
+		r = kd_state_read(dir, procfs_root, i, self, &v->k[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+enum pick { PICK_OURS, PICK_FREE, PICK_CREATE };
+
+/* Pure: -EBUSY and why when a kdamond runs that is not a stale one of ours, or another
+ * pghotd's is there; else 0. */
+static int busy(const struct kd_view *v, char *why, size_t size)
+{
+	for (unsigned i = 0; i < v->n; i++) {
+		const struct kd_state *k = &v->k[i];
+
+		if (k->owner_live)
+			snprintf(why, size, "kdamond %u is another pghotd's (pid %d)", i,
+				 (int)k->owner);
+		else if (k->on && !k->owner)
+			snprintf(why, size,
+				 "kdamond %u (pid %d) is running: DAMON is in use by someone else",
+				 i, (int)k->pid);
+		else
+			continue;
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* Pure: which kdamond to take (a stale one of ours first, then a free one, then a new one
+ * when there is none), or -EBUSY and why not. */
+static int decide(const struct kd_view *v, enum pick *pick, unsigned *idx, char *why, size_t size)
+{
+	int r = busy(v, why, size);
+
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < v->n; i++) {
+		if (v->k[i].owner) {
+			*pick = PICK_OURS, *idx = i;
+			return 0;
+		}
+	}
+	for (unsigned i = 0; i < v->n; i++) {
+		if (!v->k[i].on && !v->k[i].context) {
+			*pick = PICK_FREE, *idx = i;
+			return 0;
+		}
+	}
+	if (v->n == 0) {
+		*pick = PICK_CREATE, *idx = 0;
+		return 0;
+	}
+	snprintf(why, size,
+		 "%u kdamond%s set up by someone else and none free (state off, no context): "
+		 "pghotd does not rewrite nr_kdamonds under them",
+		 v->n, v->n == 1 ? " is" : "s are");
+	return -EBUSY;
+}
+
+static int admin_dir(char *buf, size_t size, const char *sysfs_root)
+{
+	int n = snprintf(buf, size, "%s/" DAMON_ADMIN, sysfs_root);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int look(const char *sysfs_root, const char *procfs_root, char *dir, size_t dsize,
+		struct kd_view *v, enum pick *pick, unsigned *idx, char *why, size_t size)
+{
+	int r = admin_dir(dir, dsize, sysfs_root);
+
+	if (r == 0)
+		r = view_read(dir, procfs_root, getpid(), v);
+	if (r == -ENODEV)
+		snprintf(why, size, "no DAMON sysfs interface (%s/nr_kdamonds: %s)", dir,
+			 strerror(ENOENT));
+	else if (r == -E2BIG)
+		snprintf(why, size, "more than %d kdamonds: DAMON is in use by someone else",
+			 DAMON_MAX_KDAMONDS);
+	else if (r < 0)
+		snprintf(why, size, "cannot read the kdamonds under %s: %s", dir, file_strerror(r));
+	else
+		r = decide(v, pick, idx, why, size);
+	return r == -E2BIG ? -EBUSY : r;
+}
+
+int damon_sysfs_inspect(const char *sysfs_root, const char *procfs_root, char *why, size_t size)
+{
+	struct kd_view *v = malloc(sizeof(*v));
+	char dir[PATH_MAX];
+	enum pick pick;
+	unsigned idx;
+	int r;
+
+	if (!v)
+		return -ENOMEM;
+	r = look(sysfs_root, procfs_root, dir, sizeof(dir), v, &pick, &idx, why, size);
+	free(v);
+	return r;
+}
+
+static int take(struct damon_kdamond *k, const struct kd_view *v, enum pick pick)
+{
+	const struct kd_state *s = &v->k[k->index];
+	int r = 0;
+
+	if (pick == PICK_CREATE)
+		return kd_write_u64(k->dir, -1, "nr_kdamonds", 1);
+	if (pick == PICK_OURS && s->on) {
+		r = kd_write(k->dir, k->index, "state", "off");
+		if (r < 0)
+			return r;
+		log_notice("damon: stopped kdamond %u (pid %d), left running by pghotd %d that "
+			   "is gone",
+			   k->index, (int)s->pid, (int)s->owner);
+	}
+	return r;
+}
+
+int damon_sysfs_claim(const char *sysfs_root, const char *procfs_root, struct damon_kdamond **out,
+		      char *why, size_t size)
+{
+	struct damon_kdamond *k = calloc(1, sizeof(*k));
+	struct kd_view *v = malloc(sizeof(*v));
+	enum pick pick;
+	int r = k && v ? 0 : -ENOMEM;
+
+	if (r == 0)
+		r = look(sysfs_root, procfs_root, k->dir, sizeof(k->dir), v, &pick, &k->index, why,
+			 size);
+	if (r == 0) {
+		r = take(k, v, pick);
+		if (r < 0)
+			snprintf(why, size, "cannot take kdamond %u under %s: %s", k->index, k->dir,
+				 file_strerror(r));
+	}
+	free(v);
+	if (r < 0) {
+		free(k);
+		return r;
+	}
+	k->self = getpid();
+	*out = k;
+	return 0;
+}
+
+/* The context: vaddr, our attributes, and the mark (a stat scheme applied once in about 35
+ * days). Written while the kdamond is off, before the first start. */
+static int write_context(struct damon_kdamond *k)
+{
+	static const char *const any[][2] = {
+	    {"contexts/0/schemes/0/access_pattern/sz/min", "0"},
+	    {"contexts/0/schemes/0/access_pattern/sz/max", "18446744073709551615"},
+	    {"contexts/0/schemes/0/access_pattern/nr_accesses/min", "0"},
+	    {"contexts/0/schemes/0/access_pattern/nr_accesses/max", "4294967295"},
+	    {"contexts/0/schemes/0/access_pattern/age/min", "0"},
+	    {"contexts/0/schemes/0/access_pattern/age/max", "4294967295"},
+	};
+	int r = kd_write(k->dir, k->index, "contexts/nr_contexts", "1");
+
+	if (r == 0)
+		r = kd_write(k->dir, k->index, "contexts/0/operations", "vaddr");
+	if (r == 0)
+		r = kd_write(k->dir, k->index, "contexts/0/schemes/nr_schemes", "1");
+	if (r == 0)
+		r = kd_write(k->dir, k->index, "contexts/0/schemes/0/action", "stat");
+	for (size_t i = 0; r == 0 && i < sizeof(any) / sizeof(any[0]); i++)
+		r = kd_write(k->dir, k->index, any[i][0], any[i][1]);
+	if (r == 0)
+		r = kd_write_u64(k->dir, k->index, "contexts/0/schemes/0/apply_interval_us",
+				 DAMON_MARK_BASE + (uint64_t)k->self);
+	k->configured = r == 0;
+	return r;
+}
+
+static int write_attrs(struct damon_kdamond *k, const struct damon_attrs *a)
+{
+	static const char *const rel[] = {
+	    "contexts/0/monitoring_attrs/intervals/sample_us",
+	    "contexts/0/monitoring_attrs/intervals/aggr_us",
+	    "contexts/0/monitoring_attrs/intervals/update_us",
+	    "contexts/0/monitoring_attrs/nr_regions/max",
+	    "contexts/0/monitoring_attrs/nr_regions/min",
+	};
+	const uint64_t val[] = {a->sample_us, a->aggr_us, a->update_us, a->max_regions,
+				a->min_regions};
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < sizeof(rel) / sizeof(rel[0]); i++)
+		r = kd_write_u64(k->dir, k->index, rel[i], val[i]);
+	return r;
+}
+
+static int write_targets(struct damon_kdamond *k, const pid_t *pids, size_t n)
+{
+	char rel[64];
+	int r = kd_write_u64(k->dir, k->index, "contexts/0/targets/nr_targets", n);
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		snprintf(rel, sizeof(rel), "contexts/0/targets/%zu/pid_target", i);
+		r = kd_write_u64(k->dir, k->index, rel, (uint64_t)pids[i]);
+	}
+	return r;
+}
+
+static bool kd_on(const struct damon_kdamond *k)
+{
+	char state[ATTR_MAX];
+
+	return kd_read(k->dir, k->index, "state", state, sizeof(state)) == 0 &&
+	       !strcmp(state, "on");
+}
+
+int damon_sysfs_set_targets(struct damon_kdamond *k, const struct damon_attrs *a, const pid_t *pids,
+			    size_t n)
+{
+	bool on = kd_on(k);
+	int r = 0;
+
+	if (n == 0)
+		return on ? kd_write(k->dir, k->index, "state", "off") : 0;
+	if (!k->configured) {
+		if (on)
+			r = kd_write(k->dir, k->index, "state", "off");
+		if (r == 0)
+			r = write_context(k);
+		on = false;
+	}
+	if (r == 0)
+		r = write_attrs(k, a);
+	if (r == 0)
+		r = write_targets(k, pids, n);
+	if (r < 0)
+		return r;
+	if (on) {
+		if (kd_write(k->dir, k->index, "state", "commit") == 0)
+			return 0;
+		/* A kernel that cannot commit this change, or a kdamond that stopped since
+		 * (every target gone): start it again with the new targets. */
+		if (kd_on(k)) {
+			r = kd_write(k->dir, k->index, "state", "off");
+			if (r < 0)
+				return r;
+		}
+	}
+	return kd_write(k->dir, k->index, "state", "on");
+}
+
+int damon_sysfs_kdamond_pid(const struct damon_kdamond *k, pid_t *out)
+{
+	int64_t pid;
+	int r = kd_read_s64(k->dir, k->index, "pid", -1, INT_MAX, &pid);
+
+	if (r < 0)
+		return r;
+	if (pid <= 0)
+		return -ESRCH;
+	*out = (pid_t)pid;
+	return 0;
+}
+
+unsigned damon_sysfs_index(const struct damon_kdamond *k)
+{
+	return k->index;
+}
+
+void damon_sysfs_release(struct damon_kdamond *k)
+{
+	int64_t n;
+	int r = 0;
+
+	if (!k)
+		return;
+	if (kd_on(k))
+		r = kd_write(k->dir, k->index, "state", "off");
+	if (r == 0)
+		r = kd_write(k->dir, k->index, "contexts/nr_contexts", "0");
+	if (r == 0 && k->index == 0 &&
+	    kd_read_s64(k->dir, -1, "nr_kdamonds", 0, INT_MAX, &n) == 0 && n == 1)
+		r = kd_write(k->dir, -1, "nr_kdamonds", "0");
+	if (r < 0)
+		log_warning_errno(r, "damon: cannot give kdamond %u back under %s", k->index,
+				  k->dir);
+	free(k);
+}

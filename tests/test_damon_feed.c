@@ -1,0 +1,316 @@
+/* Tests for damon_event (the damon_aggregated format of Debian's 6.12 kernel, in
+ * tests/fixtures/sysfs-damon, and its records) and damon_feed (a region's pages to the sink
+ * and the cold list), with the topology of tests/fixtures/abit-sysfs: node 0 has the CPUs and
+ * PFNs 0-1023, node 1 is memory-only (slow) with PFNs 1024-2047. A fake pagemap stands in for
+ * the process's. */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cold_list.h"
+#include "config.h"
+#include "damon_event.h"
+#include "damon_feed.h"
+#include "pagemap.h"
+#include "topology.h"
+
+#define BASE  UINT64_C(0x7f0000000000)
+#define PAGES 64
+
+struct fake_pm {
+	uint64_t ent[PAGES];
+	int calls;
+	uint64_t read;
+};
+
+static int fake_pagemap(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n)
+{
+	struct fake_pm *pm = ctx;
+	uint64_t first = (vaddr - BASE) / PAGEMAP_PAGE_SIZE;
+
+	pm->calls++;
+	if (vaddr < BASE || first >= PAGES)
+		return 0;
+	if (n > PAGES - first)
+		n = (size_t)(PAGES - first);
+	memcpy(ent, &pm->ent[first], n * sizeof(*ent));
+	pm->read += n;
+	return (int)n;
+}
+
+struct got {
+	struct access_event ev[PAGES];
+	size_t n;
+};
+
+static void sink(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
+		 size_t n)
+{
+	struct got *g = ctx;
+
+	(void)cfg;
+	for (size_t i = 0; i < n && g->n < PAGES; i++)
+		g->ev[g->n++] = ev[i];
+}
+
+struct fx {
+	struct pghotd_config *cfg;
+	struct topology *topo;
+	struct cold_list *cold;
+	struct fake_pm pm;
+	struct got got;
+	struct damon_feed feed;
+	struct damon_feed_proc proc;
+};
+
+static void fixture(char *buf, size_t size, const char *name)
+{
+	const char *dir = getenv("PGHOTD_FIXTURES");
+
+	assert_non_null(dir);
+	snprintf(buf, size, "%s/%s", dir, name);
+}
+
+static uint64_t present(uint64_t pfn, bool exclusive)
+{
+	return PAGEMAP_PRESENT | (exclusive ? PAGEMAP_EXCLUSIVE : 0) | pfn;
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char sys[PATH_MAX];
+
+	assert_non_null(f);
+	fixture(sys, sizeof(sys), "abit-sysfs");
+	assert_int_equal(config_new_defaults(&f->cfg), 0);
+	assert_int_equal(topology_load(sys, &f->topo), 0);
+	assert_int_equal(topology_apply_config(f->topo, f->cfg), 0);
+	f->cfg->topo = f->topo;
+	assert_int_equal(cold_list_new(256, &f->cold), 0);
+	/* Pages 0-3 on the slow node, 4-5 on the fast one (5 mapped by two processes), 6 not
+	 * present, 7 slow again; the rest absent. */
+	for (int i = 0; i < 4; i++)
+		f->pm.ent[i] = present(1100 + (uint64_t)i, true);
+	f->pm.ent[4] = present(10, true);
+	f->pm.ent[5] = present(11, false);
+	f->pm.ent[7] = present(1200, true);
+	f->feed = (struct damon_feed){.cfg = f->cfg,
+				      .pagemap = fake_pagemap,
+				      .ctx = &f->pm,
+				      .sink = {.deliver = sink, .ctx = &f->got},
+				      .cold = f->cold,
+				      .want = 1, /* node 0 wants room */
+				      .cold_pass = true,
+				      .now_ns = UINT64_C(500000) * 1000000};
+	f->proc = (struct damon_feed_proc){.pid = 42, .proc = 7, .cpu = 1, .node = 0};
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	f->cfg->topo = NULL;
+	config_free(f->cfg);
+	topology_free(f->topo);
+	cold_list_free(f->cold);
+	free(f);
+	return 0;
+}
+
+static struct damon_region region(uint32_t pages, uint32_t nr_accesses, uint32_t age)
+{
+	return (struct damon_region){.kdamond = 9,
+				     .target = 0,
+				     .start = BASE,
+				     .end = BASE + pages * PAGEMAP_PAGE_SIZE,
+				     .nr_accesses = nr_accesses,
+				     .age = age};
+}
+
+/* ---- damon_event ---- */
+
+static char *slurp(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = calloc(1, 8192);
+
+	assert_non_null(fp);
+	assert_non_null(buf);
+	assert_true(fread(buf, 1, 8191, fp) > 0);
+	fclose(fp);
+	return buf;
+}
+
+static void reads_the_offsets_of_debians_6_12_format(void **state)
+{
+	char sys[PATH_MAX];
+	struct damon_event_format fmt;
+
+	(void)state;
+	fixture(sys, sizeof(sys), "sysfs-damon");
+	assert_int_equal(damon_event_load(sys, &fmt), 0);
+	assert_int_equal(fmt.id, 734);
+	assert_int_equal(fmt.pid.offset, 4);
+	assert_int_equal(fmt.pid.size, 4);
+	assert_int_equal(fmt.target_id.offset, 8);
+	assert_int_equal(fmt.target_id.size, 8);
+	assert_int_equal(fmt.nr_regions.offset, 16);
+	assert_int_equal(fmt.start.offset, 24);
+	assert_int_equal(fmt.end.offset, 32);
+	assert_int_equal(fmt.nr_accesses.offset, 40);
+	assert_int_equal(fmt.age.offset, 44);
+	assert_int_equal(fmt.age.size, 4);
+	assert_int_equal(fmt.min_size, 48);
+}
+
+static void rejects_a_format_without_a_field_or_an_id(void **state)
+{
+	char sys[PATH_MAX], path[PATH_MAX + 64];
+	struct damon_event_format fmt = {.id = 5};
+	char *text, *p;
+
+	(void)state;
+	fixture(sys, sizeof(sys), "sysfs-damon");
+	snprintf(path, sizeof(path), "%s/kernel/tracing/" DAMON_EVENT_REL, sys);
+	text = slurp(path);
+	p = strstr(text, "nr_accesses;");
+	memcpy(p, "nr_accessez;", 12);
+	assert_int_equal(damon_event_format_parse(text, &fmt), -EINVAL);
+	memcpy(p, "nr_accesses;", 12);
+	p = strstr(text, "ID: ");
+	memcpy(p, "Id: ", 4);
+	assert_int_equal(damon_event_format_parse(text, &fmt), -EINVAL);
+	assert_int_equal(fmt.id, 5);
+	free(text);
+}
+
+static void decodes_a_record_and_refuses_a_short_one(void **state)
+{
+	char sys[PATH_MAX];
+	struct damon_event_format fmt;
+	struct damon_region r = {0};
+	uint8_t raw[52] = {0};
+	uint64_t start = BASE, end = BASE + 8192, target = 3;
+	uint32_t pid = 812, nr = 7, acc = 15, age = 40;
+
+	(void)state;
+	fixture(sys, sizeof(sys), "sysfs-damon");
+	assert_int_equal(damon_event_load(sys, &fmt), 0);
+	memcpy(raw + 4, &pid, 4);
+	memcpy(raw + 8, &target, 8);
+	memcpy(raw + 16, &nr, 4);
+	memcpy(raw + 24, &start, 8);
+	memcpy(raw + 32, &end, 8);
+	memcpy(raw + 40, &acc, 4);
+	memcpy(raw + 44, &age, 4);
+	assert_int_equal(damon_event_decode(&fmt, raw, 47, &r), -EBADMSG);
+	assert_int_equal(r.kdamond, 0);
+	assert_int_equal(damon_event_decode(&fmt, raw, sizeof(raw), &r), 0);
+	assert_int_equal(r.kdamond, 812);
+	assert_int_equal(r.target, 3);
+	assert_int_equal(r.nr_regions, 7);
+	assert_true(r.start == start && r.end == end);
+	assert_int_equal(r.nr_accesses, 15);
+	assert_int_equal(r.age, 40);
+}
+
+/* ---- damon_feed ---- */
+
+static void hot_region_gives_an_access_for_each_slow_page(void **state)
+{
+	struct fx *f = *state;
+	struct damon_region r = region(8, 10, 3); /* 10 of 20 samples */
+	size_t expect[] = {0, 1, 2, 3, 7};
+
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8);
+	assert_int_equal(f->got.n, 5);
+	for (size_t i = 0; i < 5; i++) {
+		const struct access_event *e = &f->got.ev[i];
+
+		assert_true(e->vaddr == BASE + expect[i] * PAGEMAP_PAGE_SIZE);
+		assert_true(e->paddr == pagemap_pfn(f->pm.ent[expect[i]]) << PAGEMAP_PAGE_SHIFT);
+		assert_int_equal(e->pid, 42);
+		assert_int_equal(e->cpu, 1);
+		assert_int_equal(e->source, SRC_DAMON);
+	}
+	assert_int_equal(cold_list_len(f->cold), 0);
+}
+
+static void region_below_a_quarter_of_the_samples_is_not_read(void **state)
+{
+	struct fx *f = *state;
+	struct damon_region r = region(8, 4, 3); /* 4 x 4 < 20 samples */
+
+	assert_false(damon_region_hot(f->cfg, &r));
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 0);
+	assert_int_equal(f->pm.calls, 0);
+	assert_int_equal(f->got.n, 0);
+	r.nr_accesses = 5; /* 5 x 4 = 20: a quarter */
+	assert_true(damon_region_hot(f->cfg, &r));
+	f->cfg->sources.damon.aggr_us = 400000; /* 80 samples: 5 is no longer a quarter */
+	assert_false(damon_region_hot(f->cfg, &r));
+}
+
+static void idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass(void **state)
+{
+	struct fx *f = *state;
+	/* min_idle_ms 60000 at 100 ms per aggregation: age 600. */
+	struct damon_region young = region(8, 0, 599), idle = region(8, 0, 700);
+	struct cold_page out[8];
+	uint64_t now_ms = f->feed.now_ns / 1000000;
+
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &young, 1000), 0);
+	f->feed.cold_pass = false;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &idle, 1000), 0);
+	f->feed.cold_pass = true;
+	f->feed.want = 2; /* only node 1 (slow) wants room: nothing on it is a candidate */
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &idle, 1000), 8);
+	assert_int_equal(cold_list_len(f->cold), 0);
+	f->feed.want = 1;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &idle, 1000), 8);
+	assert_int_equal(f->got.n, 0); /* no accesses from an idle region */
+	/* Page 4 only: page 5 is mapped twice, the others are slow or absent. */
+	assert_int_equal(cold_list_take(f->cold, 0, now_ms, 1000, out, 8), 1);
+	assert_true(out[0].vaddr == BASE + 4 * PAGEMAP_PAGE_SIZE);
+	assert_int_equal(out[0].pid, 42);
+	assert_int_equal(out[0].proc, 7);
+	assert_true(out[0].idle_since_ms == now_ms - 70000);
+}
+
+static void reads_no_more_than_the_page_budget(void **state)
+{
+	struct fx *f = *state;
+	struct damon_region r = region(PAGES, 20, 1);
+
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 3), 3);
+	assert_true(f->pm.read == 3);
+	assert_int_equal(f->got.n, 3);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(reads_the_offsets_of_debians_6_12_format),
+	    cmocka_unit_test(rejects_a_format_without_a_field_or_an_id),
+	    cmocka_unit_test(decodes_a_record_and_refuses_a_short_one),
+	    T(hot_region_gives_an_access_for_each_slow_page),
+	    T(region_below_a_quarter_of_the_samples_is_not_read),
+	    T(idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass),
+	    T(reads_no_more_than_the_page_budget),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
