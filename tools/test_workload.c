@@ -123,10 +123,10 @@ static void track_counts_moves_per_page_and_hot_demotions(void **state)
 	int8_t last[4];
 	uint8_t moves[4] = {0};
 	struct wl_moves m = {0};
-	int s0[] = {1, 1, 0, -14};   /* placed: two hot and one cold page; one not present */
-	int s1[] = {0, 1, 1, 0};     /* hot 0 promoted, cold 2 demoted, page 3 appears */
-	int s2[] = {1, -2, 1, 0};    /* hot 0 demoted again; page 1 unknown this time */
-	int s3[] = {0, 0, 1, 0};     /* hot 0 promoted a second time, hot 1 promoted */
+	int s0[] = {1, 1, 0, -14}; /* placed: two hot and one cold page; one not present */
+	int s1[] = {0, 1, 1, 0};   /* hot 0 promoted, cold 2 demoted, page 3 appears */
+	int s2[] = {1, -2, 1, 0};  /* hot 0 demoted again; page 1 unknown this time */
+	int s3[] = {0, 0, 1, 0};   /* hot 0 promoted a second time, hot 1 promoted */
 
 	(void)state;
 	memset(last, -1, sizeof(last));
@@ -162,6 +162,40 @@ static void random_unit_stays_in_the_half_open_interval(void **state)
 	assert_true(hi > 0.999);
 }
 
+/* The end check: stamped pages read back equal after what the workload's own accesses do
+ * (the first word of every cache line incremented, the first byte of every page set), and a
+ * page whose contents changed (another page's, or zeros: a lost page) is found. */
+static void verify_finds_only_pages_whose_contents_changed(void **state)
+{
+	(void)state;
+	enum { N = 64, PG = 4096 };
+	unsigned char *buf = calloc(N, PG);
+	size_t first = 99;
+	uint64_t want = 0, got = 0;
+
+	assert_non_null(buf);
+	wl_stamp(buf, N, PG, 7);
+	for (size_t i = 0; i < N; i++) {
+		buf[i * PG] = (unsigned char)i;
+		for (size_t line = 0; line < PG / 64; line++)
+			for (int k = 0; k < 3; k++)
+				((volatile uint64_t *)(buf + i * PG + line * 64))[0] += 1;
+	}
+	assert_int_equal(wl_verify(buf, N, PG, 7, &first, &want, &got), 0);
+	assert_int_equal(first, 99); /* untouched */
+	assert_int_not_equal(wl_stamp_word(7, 3), wl_stamp_word(7, 4));
+	assert_int_not_equal(wl_stamp_word(7, 3), wl_stamp_word(8, 3));
+	memset(buf + 5 * PG, 0, PG);		 /* a page lost: zeros */
+	memcpy(buf + 9 * PG, buf + 10 * PG, PG); /* another page's contents */
+	assert_int_equal(wl_verify(buf, N, PG, 7, &first, &want, &got), 2);
+	assert_int_equal(first, 5);
+	assert_int_equal(want, wl_stamp_word(7, 5));
+	assert_int_equal(got, 0);
+	/* A different seed: every page differs. */
+	assert_int_equal(wl_verify(buf, N, PG, 8, &first, &want, &got), N);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +209,7 @@ int main(void)
 	    cmocka_unit_test(count_splits_pages_on_the_node_into_hot_and_cold),
 	    cmocka_unit_test(track_counts_moves_per_page_and_hot_demotions),
 	    cmocka_unit_test(random_unit_stays_in_the_half_open_interval),
+	    cmocka_unit_test(verify_finds_only_pages_whose_contents_changed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

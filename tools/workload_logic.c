@@ -1,4 +1,6 @@
 /* workload_logic: see workload_logic.h. */
+#include <string.h>
+
 #include "workload_logic.h"
 
 #include <math.h>
@@ -95,4 +97,40 @@ void wl_track(const int *status, const bool *hot_page, size_t n, int fast, int8_
 		}
 		last[i] = (int8_t)s;
 	}
+}
+
+uint64_t wl_stamp_word(uint64_t seed, size_t page)
+{
+	uint64_t st = seed ^ ((uint64_t)page * UINT64_C(0x9e3779b97f4a7c15));
+
+	return wl_rand(&st);
+}
+
+void wl_stamp(unsigned char *base, size_t n, size_t page_size, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w = wl_stamp_word(seed, i);
+
+		memcpy(base + i * page_size + WL_STAMP_OFFSET, &w, sizeof(w));
+	}
+}
+
+size_t wl_verify(const unsigned char *base, size_t n, size_t page_size, uint64_t seed,
+		 size_t *first, uint64_t *want, uint64_t *got)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w = wl_stamp_word(seed, i), r;
+
+		memcpy(&r, base + i * page_size + WL_STAMP_OFFSET, sizeof(r));
+		if (r == w)
+			continue;
+		if (bad++ == 0) {
+			*first = i;
+			*want = w;
+			*got = r;
+		}
+	}
+	return bad;
 }

@@ -41,4 +41,16 @@ struct wl_moves {
 void wl_track(const int *status, const bool *hot_page, size_t n, int fast, int8_t *last,
 	      uint8_t *moves, struct wl_moves *m);
 
+/* The end check: every page carries a word of its own (WL_STAMP_OFFSET bytes in, the last 8
+ * bytes of the 4 KiB page: the accesses increment the first word of a cache line and the
+ * sweeps only read, so nothing but a lost or corrupted page changes it). wl_stamp() writes
+ * the words of pages[0..n) (page_size bytes apart) for seed; wl_verify() reads them back and
+ * returns how many differ, the first at *first (its expected and read words in *want and
+ * *got), left untouched when none does. */
+#define WL_STAMP_OFFSET (4096 - 8)
+uint64_t wl_stamp_word(uint64_t seed, size_t page);
+void wl_stamp(unsigned char *base, size_t n, size_t page_size, uint64_t seed);
+size_t wl_verify(const unsigned char *base, size_t n, size_t page_size, uint64_t seed,
+		 size_t *first, uint64_t *want, uint64_t *got);
+
 #endif
