@@ -2,15 +2,18 @@
 # check_unit.sh UNIT SYSCALLS SRC_DIR: the built pghotd.service against systemd's own rules.
 #  1. systemd-analyze verify prints nothing (it exits 0 even on "Unknown key"), with ExecStart=
 #     pointing at $PGHOTD_BINARY since the unit's path is not installed at build time.
-#  2. Every call in SYSCALLS is allowed by the unit's effective filter: the SystemCallFilter=
+#  2. The unit's effective filter allows exactly the calls in SYSCALLS and systemd's @default
+#     (which systemd adds to every allow list), no other; the SystemCallFilter=
 #     lines in order (the first decides allow or deny list; under an allow list a ~ line
 #     removes, under a deny list a plain line removes), groups expanded by
 #     `systemd-analyze syscall-filter`, less the sets ProtectClock= (@clock),
 #     ProtectKernelModules= (@module), ProtectKernelLogs= (syslog), ProtectHostname=
 #     (sethostname, setdomainname) and PrivateDevices= (@raw-io) deny.
 #  3. Every raw syscall(SYS_x) in SRC_DIR and the call behind every wrapper below is in SYSCALLS.
-#  4. The check can fail: the filter of the unit as it was (a ~@resources @debug line) must
-#     lose move_pages, sched_setaffinity and perf_event_open.
+#  4. The check can fail: the unit with a ~@resources @debug line (the filter of an old unit)
+#     must lose move_pages, sched_setaffinity and perf_event_open, and the filter of the unit
+#     before the explicit list (@system-service and ~ lines) must show calls beyond the list:
+#     process_vm_readv, process_vm_writev, io_uring_setup, userfaultfd, kcmp.
 set -euo pipefail
 unit=$1 list=$2 src=$3
 fail=0
@@ -82,6 +85,11 @@ done
 allowed "$unit" >"$tmp/allowed"
 missing=$(comm -23 <(echo "$needed") "$tmp/allowed" | tr '\n' ' ')
 [ -z "$missing" ] || bad "the unit's filter refuses calls pghotd makes: $missing"
+default=$(awk '/^@default/ { k = 1; next } /^@/ { k = 0 } k && $1 !~ /^#/ && $1 != "" { print $1 }' "$tmp/sets" | sort -u)
+# beyond UNIT: the calls UNIT's filter allows that pghotd does not make, beyond @default.
+beyond() { allowed "$1" | comm -23 - <(printf '%s\n' $needed $default | sort -u) | tr '\n' ' '; }
+extra=$(beyond "$unit")
+[ -z "$extra" ] || bad "the unit's filter allows calls pghotd does not make: $extra"
 
 # 3. the list covers the source: raw syscalls and the wrappers' calls
 raw=$(grep -ohE 'syscall\(SYS_[a-z0-9_]+' "$src"/*.c | sed 's/.*SYS_//' | sort -u)
@@ -91,7 +99,7 @@ pread:pread64 pwrite:pwrite64 eventfd:eventfd2 epoll_create1:epoll_create1 epoll
 epoll_wait:epoll_wait uname:uname kill:kill nanosleep:clock_nanosleep rename:rename mkdir:mkdir
 unlink:unlink opendir:openat readdir:getdents64 pthread_create:clone mbind:mbind
 set_mempolicy:set_mempolicy migrate_pages:migrate_pages process_madvise:process_madvise
-pidfd_open:pidfd_open process_vm_readv:process_vm_readv"
+pidfd_open:pidfd_open process_vm_readv:process_vm_readv qsort:sysinfo mkostemp:getrandom"
 for w in $wrappers; do
 	grep -qE "(^|[^a-z_>.])${w%%:*}\(" "$src"/*.c && raw+=$'\n'"${w#*:}"
 done
@@ -106,8 +114,22 @@ for s in move_pages sched_setaffinity perf_event_open; do
 	[[ " $lost " == *" $s "* ]] || bad "self-check: a ~@resources @debug line should refuse $s (refused: $lost)"
 done
 
+# The filter before the explicit list, as it stood: what it let through beyond the list.
+{
+	grep -v '^SystemCallFilter=' "$unit"
+	echo "SystemCallFilter=@system-service perf_event_open"
+	echo "SystemCallFilter=~@privileged @obsolete @mount @swap @reboot @module @raw-io @clock @cpu-emulation"
+	echo "SystemCallFilter=~ioprio_set mbind migrate_pages nice sched_setattr sched_setparam sched_setscheduler set_mempolicy_home_node setpriority setrlimit"
+} >"$tmp/wide.service"
+wide=$(beyond "$tmp/wide.service")
+for s in process_vm_readv process_vm_writev io_uring_setup userfaultfd kcmp; do
+	[[ " $wide " == *" $s "* ]] || bad "self-check: the @system-service filter should show $s beyond the list"
+done
+
 if [ $fail = 0 ]; then
-	echo "unit: verify clean; filter allows all $(echo "$needed" | wc -l) calls of $list" \
-		"($(wc -l <"$tmp/allowed") allowed in all); the old ~@resources @debug line would refuse: $lost"
+	echo "unit: verify clean; filter allows the $(echo "$needed" | wc -l) calls of $list and" \
+		"@default, nothing else ($(wc -l <"$tmp/allowed") allowed in all); the old" \
+		"~@resources @debug line would refuse: $lost; the @system-service filter allowed" \
+		"$(wc -w <<<"$wide") more"
 fi
 exit $fail
