@@ -87,6 +87,9 @@ struct abit_proc {
 	int64_t handle;		  /* procs handle for cold offers; 0 not looked up, < 0 none */
 	size_t nquick;		  /* mode regions: regions with re-reads pending (quick), at most */
 	uint64_t added;		  /* the round it was first watched (abit_reread_young()) */
+	uint64_t vm_size, vm_rss; /* statm (pages) when its maps were last read */
+	unsigned maps_kept;	  /* re-reads since, that found both unchanged (proc_build()) */
+	bool capped;		  /* regions were left out at that read: read again at each */
 };
 
 struct abit {
@@ -151,6 +154,7 @@ struct abit {
 	struct abit_vmas vmas; /* proc_vmas() scratch */
 	/* 2 MiB regions over every process, at most (deps.max_regions), and held now. */
 	uint64_t max_regions, regions_used;
+	bool maps_keep; /* the configuration is the one the kept regions were built for */
 
 	struct worker w;
 	struct config_pub *pub;
@@ -277,13 +281,13 @@ static int regions_from_vmas(struct abit *a, struct abit_region **out, size_t *n
 	return 0;
 }
 
-/* Reads pid's VMAs into a->vmas, keeping what its resident set and the source's cap allow
- * (abit_vmas.h; a->regions_used holds the regions of every other process); counts what is
- * left out. -errno (-ENOENT/-ESRCH: gone). */
-static int proc_vmas(struct abit *a, pid_t pid)
+/* Reads pid's VMAs into a->vmas, keeping what its resident set (rss pages) and the source's
+ * cap allow (abit_vmas.h; a->regions_used holds the regions of every other process); counts
+ * what is left out (*capped then). -errno (-ENOENT/-ESRCH: gone). */
+static int proc_vmas(struct abit *a, pid_t pid, uint64_t rss, bool *capped)
 {
 	char path[PATH_MAX];
-	uint64_t rss = 0, allow, left, need, cut;
+	uint64_t allow, left, need, cut;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", a->procfs_root, (int)pid);
@@ -292,20 +296,17 @@ static int proc_vmas(struct abit *a, pid_t pid)
 		return r;
 	need = abit_vmas_regions(&a->vmas);
 	left = a->max_regions > a->regions_used ? a->max_regions - a->regions_used : 0;
-	snprintf(path, sizeof(path), "%s/%d/statm", a->procfs_root, (int)pid);
-	if (need > left || need > ABIT_VMAS_FLOOR)
-		r = abit_vmas_read_rss(path, &rss);
-	if (r < 0)
-		return r;
 	allow = abit_vmas_allowance(rss);
 	if (need <= allow && need <= left)
 		return 0;
 	/* More than it pays for: leave out the VMAs without a resident page first. A failed
 	 * read keeps them all, and the cut below still bounds the state. */
 	snprintf(path, sizeof(path), "%s/%d/numa_maps", a->procfs_root, (int)pid);
-	if (abit_vmas_drop_empty(&a->vmas, path) == -ENOMEM)
-		return -ENOMEM;
+	r = abit_vmas_drop_empty(&a->vmas, path);
+	if (r == -ENOMEM || r == -ECANCELED)
+		return r;
 	cut = abit_vmas_fit(&a->vmas, allow < left ? allow : left);
+	*capped = cut != 0;
 	if (cut) {
 		abit_stat_add_skip(a, allow <= left ? SKIP_PROCESS_CAP : SKIP_TOTAL_CAP, cut);
 		log_debug("abit: pid %d: %" PRIu64 " regions of 2 MiB left out (%" PRIu64
@@ -449,15 +450,30 @@ static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *o
 }
 
 /* Builds the state of pid for the new list, reusing what old knew if it is the same
- * process (same start time). 0 with *out filled, or -errno (-ESRCH: gone, skip it). */
+ * process (same start time). 0 with *out filled, 1 when old stands as it is (the same
+ * process, its size and resident set unchanged since its maps were read: those are read
+ * again only every ABIT_MAPS_KEEP_MAX re-reads then, so a process of huge maps that does
+ * nothing costs a statm read, not a maps read, per re-read), or -errno (-ESRCH: gone, skip
+ * it). */
 static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct abit_proc *out)
 {
 	struct abit_proc p = {.pid = pid, .cpu = -1, .node = -1, .added = a->round};
+	char path[PATH_MAX];
 	int cpu, r = proc_read_stat(a, pid, &p.starttime, &cpu);
 
 	if (r < 0)
 		return r;
-	r = proc_vmas(a, pid);
+	snprintf(path, sizeof(path), "%s/%d/statm", a->procfs_root, (int)pid);
+	r = abit_vmas_read_statm(path, &p.vm_size, &p.vm_rss);
+	if (r < 0)
+		return errno_means_gone(r) ? -ESRCH : r;
+	if (old && a->maps_keep && !old->capped && old->starttime == p.starttime &&
+	    old->vm_size == p.vm_size && old->vm_rss == p.vm_rss &&
+	    old->maps_kept < ABIT_MAPS_KEEP_MAX) {
+		old->maps_kept++;
+		return 1;
+	}
+	r = proc_vmas(a, pid, p.vm_rss, &p.capped);
 	if (r < 0)
 		return errno_means_gone(r) ? -ESRCH : r;
 	r = regions_from_vmas(a, &p.reg, &p.nreg);
@@ -498,7 +514,7 @@ static void regions_recount(struct abit *a)
  * regions. On failure the old list stays. */
 static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
 {
-	struct abit_proc *np;
+	struct abit_proc *np, *old;
 	pid_t *pids = NULL;
 	size_t n = 0, k = 0;
 	int r = proc_list_pids(a->procfs_root, &pids, &n);
@@ -516,14 +532,21 @@ static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
 			break;
 		if (!proc_selected(a, cfg, pids[i]))
 			continue;
-		r = proc_build(a, pids[i], procs_find(a->procs, a->nprocs, pids[i]), &np[k]);
+		old = procs_find(a->procs, a->nprocs, pids[i]);
+		r = proc_build(a, pids[i], old, &np[k]);
 		if (r == -ENOMEM) {
 			procs_free_all(np, k);
 			free(pids);
 			regions_recount(a);
 			return r;
 		}
-		if (r == 0)
+		if (r == 1) { /* kept: it moves to the new list */
+			np[k] = *old;
+			old->reg = NULL;
+			old->nreg = 0;
+			old->smp = NULL;
+		}
+		if (r >= 0)
 			a->regions_used += np[k++].nreg;
 		/* Other failures: the process exited, or is not ours to read; skip it. */
 	}
@@ -1510,6 +1533,10 @@ static int abit_reread_young(struct abit *a)
 			continue;
 		a->regions_used -= p->nreg; /* the cap counts every other process */
 		r = proc_build(a, p->pid, p, &fresh);
+		if (r == 1) {
+			a->regions_used += p->nreg;
+			continue;
+		}
 		if (r < 0) {
 			a->regions_used += p->nreg;
 			if (r == -ENOMEM)
@@ -1532,12 +1559,14 @@ static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
 
 	if (a->refreshed && a->cfg_generation == cfg->generation &&
 	    a->round - a->last_refresh < ABIT_REFRESH_ROUNDS) {
+		a->maps_keep = true;
 		r = abit_reread_young(a);
 		if (r < 0)
 			return r;
 		r = proc_list_pids(a->procfs_root, &pids, &n);
 		return r < 0 ? 0 : abit_add_new(a, cfg, pids, n);
 	}
+	a->maps_keep = a->refreshed && a->cfg_generation == cfg->generation;
 	r = abit_refresh(a, cfg);
 	if (r < 0)
 		return r;
@@ -1692,6 +1721,7 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 	r = a->kpf_fd = open_required(path, O_RDONLY, "kpageflags", why, sizeof(why));
 	if (r < 0)
 		goto unavailable;
+	a->vmas.cancel = &a->w.stop;
 	r = worker_init(&a->w, "abit source");
 	if (r < 0) {
 		log_error_errno(r, "abit source: cannot create its wake-up eventfd");

@@ -73,7 +73,11 @@ struct stats;
 #define ABIT_MAX_INTERVAL   32	/* rounds between scans of a region without accesses */
 #define ABIT_BACKOFF_SCANS  2	/* access-free scans before the interval doubles */
 #define ABIT_REFRESH_ROUNDS 8	/* rounds between re-reads of the process list and VMAs */
-#define ABIT_EVENT_BATCH    256
+/* Re-reads of a process that find its size and resident set (statm) unchanged keep its
+ * regions without reading its maps, this many times in a row at most (a mprotect or a mremap
+ * changes neither), unless regions of it were left out for a cap. */
+#define ABIT_MAPS_KEEP_MAX 8
+#define ABIT_EVENT_BATCH   256
 /* Mode "regions": sampling steps per round, per aggregation interval (one scan interval), and
  * the fewest pages per sampling region a process is given. A sampled page costs about five
  * 8-byte system calls and two reverse-map walks in the kernel, several times a scanned page,

@@ -78,11 +78,20 @@ static int vmas_add(struct abit_vmas *s, uint64_t start, uint64_t end)
 	return 0;
 }
 
+static bool vmas_cancelled(struct abit_vmas *s)
+{
+	/* Acquire: pairs with the release store of the stop flag (worker_stop()). */
+	return s->cancel && ++s->lines % ABIT_VMAS_CANCEL_LINES == 0 &&
+	       atomic_load_explicit(s->cancel, memory_order_acquire);
+}
+
 static int maps_line(void *ctx, const char *line, size_t len)
 {
 	struct abit_vmas *s = ctx;
 	struct maps_vma v;
 
+	if (vmas_cancelled(s))
+		return -ECANCELED;
 	if (maps_parse_line(line, len, &v) < 0 || !v.readable || v.special)
 		return 0;
 	return vmas_add(s, v.start, v.end);
@@ -107,6 +116,8 @@ static int numa_line(void *ctx, const char *line, size_t len)
 	struct numa_walk *w = ctx;
 	uint64_t start, pages;
 
+	if (vmas_cancelled(w->s))
+		return -ECANCELED;
 	if (numa_maps_parse_line(line, len, &start, &pages) < 0)
 		return 0;
 	while (w->at < w->s->n && w->s->v[w->at].start < start)
@@ -134,20 +145,23 @@ int abit_vmas_drop_empty(struct abit_vmas *s, const char *path)
 	return r;
 }
 
-int abit_vmas_read_rss(const char *path, uint64_t *pages)
+int abit_vmas_read_statm(const char *path, uint64_t *size, uint64_t *rss)
 {
-	char buf[256], *p, *end;
-	unsigned long long v;
+	char buf[256], *end;
+	unsigned long long sz, res;
 	int r = file_read_small(path, buf, sizeof(buf));
 
 	if (r < 0)
 		return r;
-	/* "size resident shared text lib data dt" */
-	p = buf + strcspn(buf, " ");
-	v = strtoull(p, &end, 10);
-	if (end == p)
+	/* "size resident shared text lib data dt", in pages */
+	sz = strtoull(buf, &end, 10);
+	if (end == buf || *end != ' ')
 		return -EINVAL;
-	*pages = v;
+	res = strtoull(end, &end, 10);
+	if (*end != ' ' && *end != '\n')
+		return -EINVAL;
+	*size = sz;
+	*rss = res;
 	return 0;
 }
 

@@ -17,6 +17,8 @@
 #ifndef PGHOTD_ABIT_VMAS_H
 #define PGHOTD_ABIT_VMAS_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,7 +27,8 @@
 /* Regions per 2 MiB of resident memory: room for a resident set scattered 16 times as thin. */
 #define ABIT_VMAS_PER_HUGE 16
 /* The most of the maps and numa_maps text looked at at once (a longer line is cut). */
-#define ABIT_VMAS_LINE_BUF 16384
+#define ABIT_VMAS_LINE_BUF     16384
+#define ABIT_VMAS_CANCEL_LINES 1024
 
 struct abit_vma {
 	uint64_t start, end; /* [start, end), page aligned */
@@ -34,6 +37,10 @@ struct abit_vma {
 struct abit_vmas {
 	struct abit_vma *v; /* in address order */
 	size_t n, cap;
+	/* When set and true, a read stops within ABIT_VMAS_CANCEL_LINES lines with -ECANCELED (the
+	 * source's stop flag: a maps file of 65,000 lines takes seconds in an emulator). */
+	const atomic_bool *cancel;
+	size_t lines;
 	char buf[ABIT_VMAS_LINE_BUF];
 };
 
@@ -54,8 +61,8 @@ uint64_t abit_vmas_regions(const struct abit_vmas *s);
 /* Keeps the list's first allow regions (the VMA that crosses the limit is cut at a 2 MiB
  * boundary) and returns how many regions were left out. Pure. */
 uint64_t abit_vmas_fit(struct abit_vmas *s, uint64_t allow);
-/* Resident pages from a /proc/PID/statm file: 0 or -errno. */
-int abit_vmas_read_rss(const char *path, uint64_t *pages);
+/* Size and resident pages from a /proc/PID/statm file: 0 or -errno, outs untouched then. */
+int abit_vmas_read_statm(const char *path, uint64_t *size, uint64_t *rss);
 
 void abit_vmas_free(struct abit_vmas *s);
 

@@ -1552,25 +1552,60 @@ static void test_new_process_costs_its_own_reads_not_everyones(void **state)
 	assert_true(rounds >= ABIT_REFRESH_ROUNDS - 3);
 }
 
+/* pid's maps become one VMA [start, end) (its statm stays as it was). */
+static void fx_maps_one(struct fx *f, pid_t pid, uint64_t start, uint64_t end)
+{
+	char path[256], text[128];
+
+	fx_path(f, path, sizeof(path), "proc/%d/maps", (int)pid);
+	snprintf(text, sizeof(text), "%llx-%llx rw-p 00000000 00:00 0 \n",
+		 (unsigned long long)start, (unsigned long long)end);
+	write_file(path, text, strlen(text));
+}
+
 /* A process found before its exec (the forked shell) maps its buffer after: in its first
  * rounds its maps are read every round, so the buffer is watched at once. */
 static void test_young_process_maps_are_read_every_round(void **state)
 {
 	struct fx *f = *state;
-
-	char path[256], text[128];
+	char path[256];
 
 	fx_proc(f, 100, "sh", 0, VA + 8 * REGION, VA + 9 * REGION);
 	fx_new_abit(f);
 	assert_true(fx_round(f) >= 0);
 	/* The exec: new mappings, the buffer among them (the pagemap already covers it). */
-	fx_path(f, path, sizeof(path), "proc/100/maps");
-	snprintf(text, sizeof(text), "%llx-%llx rw-p 00000000 00:00 0 \n", (unsigned long long)VA,
-		 (unsigned long long)(VA + REGION));
-	write_file(path, text, strlen(text));
+	fx_maps_one(f, 100, VA, VA + REGION);
+	fx_path(f, path, sizeof(path), "proc/100/statm");
+	write_file(path, "1200 520 100 10 0 400 0\n", 24);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	assert_true(fx_round(f) >= 0);
 	assert_int_equal(abit_nr_tracked(f->a), 1);
+}
+
+/* A process whose size and resident set stay as they were keeps its regions without a read
+ * of its maps, at most ABIT_MAPS_KEEP_MAX times in a row: a process of huge maps that does
+ * nothing costs a statm read per re-read. A changed maps file is taken in at the latest
+ * after those. */
+static void test_unchanged_process_is_not_reread_until_its_statm_changes(void **state)
+{
+	struct fx *f = *state;
+	int rounds = 0;
+
+	fx_proc(f, 100, "app", 0, VA + 8 * REGION, VA + 9 * REGION);
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	fx_maps_one(f, 100, VA, VA + REGION);
+	while (abit_region_interval(f->a, 100, VA) < 0 && rounds < 200) {
+		assert_true(fx_round(f) >= 0);
+		rounds++;
+	}
+	printf("maps taken in after %d rounds\n", rounds);
+	/* Its young re-reads (every round) and the first refresh kept the regions (without the
+	 * statm check the first re-read takes the new maps in)... */
+	assert_true(rounds > ABIT_REFRESH_ROUNDS);
+	/* ...until ABIT_MAPS_KEEP_MAX of them had, and the next one read the maps. */
+	assert_true(rounds <= ABIT_REFRESH_ROUNDS * (ABIT_MAPS_KEEP_MAX + 2));
+	assert_int_equal(abit_region_interval(f->a, 100, VA + 8 * REGION), -ENOENT);
 }
 
 /* Node 1's meminfo with used KiB of 65536 in use, in a sysfs of the test's own (the
@@ -2274,6 +2309,7 @@ int main(void)
 	    FX(test_new_process_is_watched_from_the_next_round),
 	    FX(test_new_process_costs_its_own_reads_not_everyones),
 	    FX(test_young_process_maps_are_read_every_round),
+	    FX(test_unchanged_process_is_not_reread_until_its_statm_changes),
 	    FX(test_pages_arriving_on_the_slow_tier_wake_backed_off_regions),
 	    FX(test_region_populated_late_is_scanned_every_round_again),
 	    FX(test_thread_runs_rounds_and_stops_promptly),

@@ -94,7 +94,7 @@ static void test_empty_vmas_are_dropped_by_their_numa_maps_lines(void **state)
 	(void)state;
 	char dir[] = "/tmp/test_abit_vmas.XXXXXX", maps[128], numa[128], statm[128], cmd[160];
 	struct abit_vmas s = {0};
-	uint64_t rss = 0;
+	uint64_t rss = 0, size = 0;
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(maps, sizeof(maps), "%s/maps", dir);
@@ -116,7 +116,8 @@ static void test_empty_vmas_are_dropped_by_their_numa_maps_lines(void **state)
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.v[0].start, 0x10000000);
 	assert_int_equal(s.v[1].start, 0x7f0000200000);
-	assert_int_equal(abit_vmas_read_rss(statm, &rss), 0);
+	assert_int_equal(abit_vmas_read_statm(statm, &size, &rss), 0);
+	assert_int_equal(size, 1073741829);
 	assert_int_equal(rss, 5);
 	/* No numa_maps (a kernel without NUMA): the list stays as it was. */
 	assert_int_equal(abit_vmas_read_maps(&s, maps), 0);

@@ -83,6 +83,8 @@ struct wl_opts {
 	int nthreads;	       /* 0: the main thread accesses; else one thread per cpu below */
 	double move_at_s;      /* --move-at: when to move the buffer to move_to (0 = never) */
 	int move_to;
+	unsigned long vmas;	   /* --vmas: that many more VMAs, nothing resident */
+	unsigned long reserve_gib; /* --reserve-gib: a PROT_READ|MAP_NORESERVE mapping */
 	int thread_cpu[MAX_THREADS];
 };
 
@@ -621,6 +623,34 @@ static void wl_summary(struct wl *w, size_t start_on_slow)
 	fflush(stdout);
 }
 
+/* --vmas and --reserve-gib: mappings beside the buffer that cost the kernel nothing resident
+ * but make the process's maps long or its address space huge, as a hostile process would. */
+static int wl_hostile_maps(const struct wl *w)
+{
+	size_t n = w->o.vmas;
+	char *p;
+
+	if (w->o.reserve_gib &&
+	    mmap(NULL, w->o.reserve_gib << 30, PROT_READ,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED) {
+		fprintf(stderr, "workload: cannot reserve %lu GiB: %s\n", w->o.reserve_gib,
+			strerror(errno));
+		return -errno;
+	}
+	if (!n)
+		return 0;
+	p = mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	for (size_t i = 1; i < n; i += 2)
+		if (mprotect(p + i * PAGE, PAGE, PROT_READ) < 0) {
+			fprintf(stderr, "workload: mprotect of VMA %zu of %zu: %s\n", i, n,
+				strerror(errno));
+			return -errno;
+		}
+	return 0;
+}
+
 static void wl_report_corrupt(const struct wl *w, FILE *f)
 {
 	fprintf(f,
@@ -676,6 +706,9 @@ static void wl_usage(FILE *f)
 	    "                          accesses paused (as migratepages moves a stopped process);\n"
 	    "                          the summary adds t95_after_move (from the move's end)\n"
 	    "      --move-to N         the node of --move-at (1)\n"
+	    "      --vmas N            also map N pages apart from the buffer, every other one\n"
+	    "                          read-only: N more VMAs, none resident (a hostile process)\n"
+	    "      --reserve-gib G     also map G GiB PROT_READ|MAP_NORESERVE, never touched\n"
 	    "Summary line on stdout: workload: pages= hot_pages= start_on_slow= hot_on_fast=\n"
 	    "cold_on_fast= hot_fast_fraction= cold_moved_fraction= accesses= thp_kib=\n"
 	    "pages_moved= moves= moves_max= hot_demoted= (page moves seen between samples)\n"
@@ -712,7 +745,9 @@ enum {
 	OPT_MISSES,
 	OPT_THREADS,
 	OPT_MOVE_AT,
-	OPT_MOVE_TO
+	OPT_MOVE_TO,
+	OPT_VMAS,
+	OPT_RESERVE
 };
 
 /* --thread-cpus: a comma list of up to MAX_THREADS CPU numbers. */
@@ -818,6 +853,12 @@ static int wl_parse_one(struct wl_opts *o, int c, const char *arg)
 			return -EINVAL;
 		o->move_to = (int)v;
 		return 0;
+	case OPT_VMAS:
+	case OPT_RESERVE:
+		if (wl_parse_double(arg, 0, c == OPT_VMAS ? 1 << 20 : 1 << 16, &v) < 0)
+			return -EINVAL;
+		*(c == OPT_VMAS ? &o->vmas : &o->reserve_gib) = (unsigned long)v;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -849,6 +890,8 @@ static int wl_parse(int argc, char **argv, struct wl_opts *o)
 	    {"thread-cpus", required_argument, NULL, OPT_THREADS},
 	    {"move-at", required_argument, NULL, OPT_MOVE_AT},
 	    {"move-to", required_argument, NULL, OPT_MOVE_TO},
+	    {"vmas", required_argument, NULL, OPT_VMAS},
+	    {"reserve-gib", required_argument, NULL, OPT_RESERVE},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -955,7 +998,7 @@ int main(int argc, char **argv)
 	if (w.nhot)
 		wl_zipf_build(w.zipf_cdf, w.nhot, w.o.zipf_s);
 	wl_mark_phase(&w, 0);
-	if (wl_place(&w) < 0 || wl_query(&w) < 0)
+	if (wl_place(&w) < 0 || wl_query(&w) < 0 || wl_hostile_maps(&w) < 0)
 		return 1;
 	wl_count_on(&w, w.o.slow_node, &on_slow, &ignored);
 	on_slow += ignored;
