@@ -152,8 +152,8 @@ struct abit {
 	void *addr[ABIT_REGION_PAGES];
 	struct idle_words words;
 	struct abit_vmas vmas; /* proc_vmas() scratch */
-	/* 2 MiB regions over every process, at most (deps.max_regions), and held now. */
-	uint64_t max_regions, regions_used;
+	/* 2 MiB regions over every process, at most (deps.regions_cap), and held now. */
+	uint64_t regions_cap, regions_used;
 	bool maps_keep; /* the configuration is the one the kept regions were built for */
 
 	struct worker w;
@@ -295,7 +295,7 @@ static int proc_vmas(struct abit *a, pid_t pid, uint64_t rss, bool *capped)
 	if (r < 0)
 		return r;
 	need = abit_vmas_regions(&a->vmas);
-	left = a->max_regions > a->regions_used ? a->max_regions - a->regions_used : 0;
+	left = a->regions_cap > a->regions_used ? a->regions_cap - a->regions_used : 0;
 	allow = abit_vmas_allowance(rss);
 	if (need <= allow && need <= left)
 		return 0;
@@ -1710,7 +1710,7 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 				 .ctx = a};
 	a->ops = &a->counting;
 	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
-	a->max_regions = deps->max_regions ? deps->max_regions
+	a->regions_cap = deps->regions_cap ? deps->regions_cap
 					   : abit_vmas_total_cap((uint64_t)sysconf(_SC_PHYS_PAGES));
 	a->rng = deps->seed ? deps->seed : a->ops->now_ns(a->ops->ctx) ^ (uint64_t)getpid();
 	snprintf(path, sizeof(path), "%s/kernel/mm/page_idle/bitmap", a->sysfs_root);

@@ -104,7 +104,7 @@ struct abit_deps {
 	struct procs *procs;
 	/* 2 MiB regions the source keeps over every process at most (abit_vmas.h); 0: from the
 	 * machine's memory, abit_vmas_total_cap(). */
-	uint64_t max_regions;
+	uint64_t regions_cap;
 };
 
 struct abit;

@@ -71,7 +71,7 @@ struct fx {
 	bool untracked_read_0;
 	ino_t bitmap_ino;
 	uint64_t seed;		/* region sampling's */
-	uint64_t max_regions;	/* the source's cap (deps.max_regions); 0: the default */
+	uint64_t regions_cap;	/* the source's cap (deps.regions_cap); 0: the default */
 	struct cold_list *cold; /* demotion tests: where cold fast pages go */
 	struct procs *registry; /* demotion tests: handles for the offers */
 };
@@ -302,7 +302,7 @@ static void fx_new_abit(struct fx *f)
 	    .ops = &f->ops,
 	    .self_pid = -1,
 	    .seed = f->seed,
-	    .max_regions = f->max_regions,
+	    .regions_cap = f->regions_cap,
 	    .cold = f->cold,
 	    .procs = f->registry,
 	};
@@ -1312,7 +1312,7 @@ static void test_regions_beyond_the_source_cap_are_left_out_and_counted(void **s
 {
 	struct fx *f = *state;
 
-	f->max_regions = 100;
+	f->regions_cap = 100;
 	fx_proc(f, 100, "app", 0, VA, VA + 64 * REGION);
 	fx_proc(f, 200, "other", 0, VA, VA + 64 * REGION);
 	fx_new_abit(f);
