@@ -9,7 +9,7 @@ DEB_PACKAGES := meson ninja-build pkg-config gcc clang libnuma-dev libpfm4-dev l
 	linux-source-6.1 qemu-system-x86 busybox-static gnuplot-nox bc bison flex libelf-dev libssl-dev cpio xz-utils \
 	mmdebstrap e2fsprogs
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-fuzz test-vm bench bench-vm run demo clean
+.PHONY: all deps build test test-unit test-asan test-tsan test-fuzz test-vm soak bench bench-vm run demo clean
 
 all: build
 
@@ -60,6 +60,12 @@ test-fuzz:
 # pghotd and the kernel's NUMA balancing on real page placement. Results under build dir.
 test-vm: deps build
 	BUILD=$(BUILD) tests/vm/test-all $(BUILD)/test-vm
+
+# pghotd for SOAK_MINUTES (30) in the guest under churn: workloads that start and exit, a
+# reload every 10 s (good and bad files), a full-DRAM phase; RSS, open files, page contents
+# and counters checked at the end (tests/vm/soak). Not part of make test.
+soak: deps build
+	BUILD=$(BUILD) tests/vm/soak $(BUILD)/soak
 
 # pghotd next to NUMA balancing in the guest: live progress, a table, a plot (tests/vm/demo).
 demo: deps build
