@@ -133,11 +133,30 @@ static int write_full(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/* -ELOOP when path's directory is a symbolic link someone other than root or us owns: one
+ * planted in a shared directory (a stats.file under /tmp) would send the file elsewhere. */
+static int dir_not_planted(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
+		return 0;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if (lstat(dir, &st) < 0)
+		return -errno;
+	return S_ISLNK(st.st_mode) && st.st_uid != 0 && st.st_uid != geteuid() ? -ELOOP : 0;
+}
+
 int file_write_atomic(const char *path, const char *buf, size_t len)
 {
 	char tmp[PATH_MAX];
 	int fd, r = temp_template(path, tmp, sizeof(tmp));
 
+	if (r == 0)
+		r = dir_not_planted(path);
 	if (r < 0)
 		return r;
 	/* mkostemp: O_CREAT|O_EXCL (an existing name, a symlink included, is never opened) and

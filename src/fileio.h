@@ -41,8 +41,9 @@ int file_read_lines(const char *path, char *buf, size_t size,
 /* Replaces path with len bytes of buf atomically: a reader sees the old or the new file
  * whole, mode 0644 whatever the umask. The bytes go to a temporary created with O_EXCL under
  * an unpredictable name (".NAME.XXXXXX", mkostemp) in path's directory, then renamed over
- * path: nothing planted at a fixed name (a FIFO, a link) is ever opened. 0 or -errno; the
- * temporary is gone on failure. */
+ * path: nothing planted at a fixed name (a FIFO, a link) is ever opened. -ELOOP when path's
+ * directory is a symbolic link owned by another user than root or the caller (planted in a
+ * shared directory). 0 or -errno; the temporary is gone on failure. */
 int file_write_atomic(const char *path, const char *buf, size_t len);
 
 /* Writes the string s to an existing attribute file (sysfs, procfs; a regular file in test

@@ -710,6 +710,37 @@ static void write_file_ignores_what_is_planted_at_a_fixed_temp_name(void **state
 	}
 }
 
+/* A directory someone else planted as a symbolic link (stats.file under a shared directory)
+ * is not written through; one of root's (/var/run -> /run) is. */
+static void write_file_refuses_a_directory_symlinked_by_another_user(void **state)
+{
+	char target[256], link_dir[256], path[PATH_MAX], names[256];
+	struct stats s;
+	(void)state;
+
+	if (geteuid() != 0) {
+		printf("skipped: lchown to another user needs root\n");
+		skip();
+	}
+	snprintf(target, sizeof(target), "%s/elsewhere", tmpdir);
+	snprintf(link_dir, sizeof(link_dir), "%s/shared", tmpdir);
+	snprintf(path, sizeof(path), "%s/pghotd.prom", link_dir);
+	assert_int_equal(mkdir(target, 0755), 0);
+	assert_int_equal(symlink(target, link_dir), 0);
+	stats_init(&s, 1);
+	assert_int_equal(stats_write_file(&s, path), 0); /* ours */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(lchown(link_dir, 65534, 65534), 0);
+	assert_int_equal(stats_write_file(&s, path), -ELOOP);
+	snprintf(path, sizeof(path), "%s/pghotd.prom", target);
+	assert_int_equal(access(path, F_OK), -1); /* nothing went into the target */
+	dir_entries(names, sizeof(names));
+	assert_true(strcmp(names, "elsewhere shared") == 0 ||
+		    strcmp(names, "shared elsewhere") == 0);
+	assert_int_equal(unlink(link_dir), 0);
+	assert_int_equal(rmdir(target), 0);
+}
+
 static void write_file_onto_a_directory_fails_and_removes_the_temp(void **state)
 {
 	struct stats s;
@@ -751,6 +782,8 @@ int main(void)
 		dir_teardown),
 	    cmocka_unit_test_setup_teardown(write_file_ignores_what_is_planted_at_a_fixed_temp_name,
 					    dir_setup, dir_teardown),
+	    cmocka_unit_test_setup_teardown(
+		write_file_refuses_a_directory_symlinked_by_another_user, dir_setup, dir_teardown),
 	    cmocka_unit_test_setup_teardown(write_file_onto_a_directory_fails_and_removes_the_temp,
 					    dir_setup, dir_teardown),
 	};
