@@ -45,6 +45,9 @@
 #define ENT_OFFERED (UINT64_C(1) << 60)
 /* A page of a watched fast node: tracked for its idle time, not for promotion. */
 #define ENT_FAST (UINT64_C(1) << 59)
+/* A slow page learned at this PFN by the region's last scan and not looked at since: an access
+ * the next look finds is the first evidence of its use (abit_first_threshold()). */
+#define ENT_FRESH (UINT64_C(1) << 58)
 /* Cold pages gathered before one cold_list_offer(). */
 #define COLD_BATCH 256
 /* Mode regions: a 2 MiB region a sample found accessed is read again at this many of the
@@ -52,6 +55,10 @@
  * reaches a promotion threshold of 2 two steps after the sample (a quarter of a scan interval
  * at the shipped settings), not a round and a half later. */
 #define QUICK_STEPS 2
+/* The first look at a fresh page counts as first evidence only within this share of a scan
+ * interval after the mark: an access seen so soon is rarely a once-in-a-while read (a cold
+ * sweep reading each page once per 10 s meets a 250 ms window in 2.5% of its pages). */
+#define FIRST_GAP_DIV 4
 
 struct abit_region {
 	uint64_t start;
@@ -64,7 +71,12 @@ struct abit_region {
 	bool seen;	     /* mode regions: a scan found accesses since the last aggregation */
 	bool fast_hint;	     /* mode regions: a sample found a watched fast node's page idle */
 	bool cold_scanned;   /* mode regions: scanned since it joined the cold window */
-	uint8_t quick; /* mode regions: sampling steps left that read it again (QUICK_STEPS) */
+	/* Sampling steps left that read it again (QUICK_STEPS): mode regions, after a sample's
+	 * hit; a process scanned in full, after its pages were learned or it woke from idleness. */
+	uint8_t quick;
+	bool fresh;	     /* never scanned: looked at by the next step, not the next round */
+	bool used;	     /* its last scan found accesses */
+	uint32_t marked_ms;  /* since_now() of its last mark */
 	uint64_t cold_until; /* mode regions: in the cold window until this round; 0 not */
 	uint64_t next_round;
 	uint64_t *ent; /* [npages]; NULL while the region holds no slow page */
@@ -85,7 +97,7 @@ struct abit_proc {
 	bool cpu_read;
 	struct abit_sampler *smp; /* mode regions */
 	int64_t handle;		  /* procs handle for cold offers; 0 not looked up, < 0 none */
-	size_t nquick;		  /* mode regions: regions with re-reads pending (quick), at most */
+	size_t nquick;		  /* regions with re-reads pending (quick) or fresh, at most */
 	uint64_t added;		  /* the round it was first watched (abit_reread_young()) */
 	uint64_t vm_size, vm_rss; /* statm (pages) when its maps were last read */
 	unsigned maps_kept;	  /* re-reads since, that found both unchanged (proc_build()) */
@@ -132,7 +144,7 @@ struct abit {
 	struct cold_list *cold;
 	struct procs *registry; /* deps.procs */
 	uint64_t want;
-	uint32_t epoch;
+	uint32_t epoch, woken_epoch; /* the offer epoch, and the last one abit_follow_epoch() saw */
 	uint64_t now_ms;
 	struct cold_page coldb[COLD_BATCH];
 	size_t ncold;
@@ -142,6 +154,10 @@ struct abit {
 	uint64_t now_ns;
 	uint64_t round_ns; /* time spent in the calls since the last round ended */
 	uint64_t scanned, found;
+	/* The threshold a fresh page's first access is worth (abit_first_threshold(), read once
+	 * a round), and whether the scan under way is a step's quick look. */
+	unsigned first_thr;
+	bool quick_scan;
 	int error;
 	struct access_event ev[ABIT_EVENT_BATCH];
 	size_t nev;
@@ -257,6 +273,7 @@ static int regions_cut(uint64_t start, uint64_t end, struct abit_region **reg, s
 		    .npages = (uint32_t)((stop - start) / PAGEMAP_PAGE_SIZE),
 		    .interval = 1,
 		    .next_round = round,
+		    .fresh = true,
 		};
 		start = stop;
 	}
@@ -497,6 +514,9 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 		abit_sampler_free(p.smp);
 		return r;
 	}
+	/* Scanned in full: the next step looks at its fresh regions (proc_quick()). */
+	for (size_t i = 0; !p.smp && i < p.nreg; i++)
+		p.nquick += p.reg[i].fresh && !p.reg[i].quick;
 	*out = p;
 	return 0;
 }
@@ -653,7 +673,8 @@ static void abit_flush(struct abit *a)
 	a->nev = 0;
 }
 
-static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint64_t ent)
+static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint64_t ent,
+		      unsigned threshold)
 {
 	uint64_t pfn = ent & ENT_PFN;
 	const struct topology *t = a->cfg->topo;
@@ -677,6 +698,7 @@ static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint6
 	    .source = SRC_ABIT,
 	    .kind = ACCESS_UNKNOWN,
 	    .size = ent & ENT_HUGE ? HOT_SIZE_HUGE : HOT_SIZE_BASE,
+	    .threshold = threshold,
 	};
 	if (a->nev == ABIT_EVENT_BATCH)
 		abit_flush(a);
@@ -755,7 +777,9 @@ static int64_t proc_handle(const struct abit *a, struct abit_proc *p)
 }
 
 /* Tracked page i of a watched fast node, its PFN unchanged since the last scan: an access
- * restarts its idle time; idle for config_demotion_idle_ms(), it is offered once. A page tracked
+ * restarts its idle time; idle for config_demotion_exchange_ms(), it is offered once (the
+ * mover takes it for an exchange from then on, for the free target once idle
+ * config_demotion_idle_ms()). A page tracked
  * before its node counted as fast (a reload moved the tiers) starts its idle time now. */
 static void cold_note(struct abit *a, struct abit_proc *p, struct abit_region *g, uint32_t i,
 		      int node, bool idle)
@@ -768,7 +792,7 @@ static void cold_note(struct abit *a, struct abit_proc *p, struct abit_region *g
 		g->ent[i] &= ~ENT_OFFERED;
 		return;
 	}
-	if ((g->ent[i] & ENT_OFFERED) || age < config_demotion_idle_ms(a->cfg))
+	if ((g->ent[i] & ENT_OFFERED) || age < config_demotion_exchange_ms(a->cfg))
 		return;
 	/* Mapped by more than one process: move_pages(2) without MPOL_MF_MOVE_ALL refuses it
 	 * (-EACCES), so an offer would only head the promoter's take with a failure. */
@@ -851,6 +875,12 @@ region_compare_as(struct abit *a, struct abit_proc *p, struct abit_region *g, un
 {
 	unsigned hidden = 0, present = 0;
 	int nneed = 0;
+	/* First evidence counts only in a process scanned in full: there a page is learned when it
+	 * arrives, while a sampled region is learned because a sample found an access, which a
+	 * sweep moving through the region would then keep supplying. */
+	unsigned gap = a->cfg->sources.abit.scan_interval_ms / FIRST_GAP_DIV;
+	unsigned first =
+	    a->first_thr && !p->smp && since_now(a) - g->marked_ms <= gap ? a->first_thr : 0;
 
 	if (watch_fast)
 		region_new_epoch(a, g);
@@ -865,13 +895,16 @@ region_compare_as(struct abit *a, struct abit_proc *p, struct abit_region *g, un
 		present += pagemap_present(a->pm[i]);
 		hidden += pagemap_present(a->pm[i]) && !pfn;
 		if (same && slow && !idle_words_idle(&a->words, pfn)) {
-			abit_emit(a, p, g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE, old);
+			abit_emit(a, p, g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE, old,
+				  old & ENT_FRESH ? first : 0);
 			(*accessed)++;
 		} else if (same && fast) {
 			if (!g->since && region_track_fast(a, g, i) < 0)
 				return -ENOMEM;
 			cold_note(a, p, g, i, node, idle_words_idle(&a->words, pfn));
 		}
+		if (same && (old & ENT_FRESH))
+			g->ent[i] = old & ~ENT_FRESH; /* looked at once: no longer fresh */
 		if (!slow && !fast) {
 			if (g->ent)
 				g->ent[i] = 0;
@@ -923,10 +956,13 @@ static int region_learn(struct abit *a, struct abit_region *g, int nneed)
 			enum kpf_class c = kpf_classify(f);
 			uint64_t *e = &g->ent[a->idx[k]];
 
+			/* A slow page just tracked is fresh until its next look. */
+			uint64_t fresh = *e & ENT_FAST ? 0 : ENT_FRESH;
+
 			if (c == KPF_CLASS_PAGE)
-				*e |= ENT_KNOWN | ENT_TRACKED;
+				*e |= ENT_KNOWN | ENT_TRACKED | fresh;
 			else if (c == KPF_CLASS_THP_HEAD)
-				*e |= ENT_KNOWN | ENT_TRACKED | ENT_HUGE;
+				*e |= ENT_KNOWN | ENT_TRACKED | ENT_HUGE | fresh;
 			else if (c == KPF_CLASS_THP_TAIL)
 				*e |= ENT_KNOWN;
 		}
@@ -955,6 +991,7 @@ static int region_mark(struct abit *a, struct abit_region *g)
 				a->pfns[n++] = g->ent[i] & ENT_PFN;
 	g->ntracked = (uint32_t)n;
 	g->nfast = (uint32_t)nfast;
+	g->marked_ms = since_now(a);
 	if (!n) {
 		/* Nothing slow left: keep no cache for it. */
 		bool any = false;
@@ -1016,6 +1053,22 @@ static uint16_t fast_max_interval(const struct abit *a)
 	return n < 1 ? 1 : n > ABIT_MAX_INTERVAL ? ABIT_MAX_INTERVAL : (uint16_t)n;
 }
 
+/* A process scanned in full: a region whose scan just learned pages (a new process, pages
+ * newly on a slow node), or found accesses where its last scan found none, is looked at again by
+ * the next QUICK_STEPS steps instead of a round later, so a page used all the time is counted
+ * twice within a quarter of a scan interval. A region accessed at every scan gets no extra
+ * look: its accesses are counted at each round anyway. */
+static void region_quicken(struct abit_proc *p, struct abit_region *g, unsigned accessed,
+			   uint32_t had_tracked)
+{
+	bool woke = accessed && !g->used;
+
+	if (g->ntracked - g->nfast <= had_tracked && !woke)
+		return;
+	p->nquick += !g->quick;
+	g->quick = QUICK_STEPS;
+}
+
 static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *g, int fd)
 {
 	uint32_t had_tracked = g->ntracked - g->nfast; /* slow pages, as region_adapt() counts */
@@ -1039,8 +1092,20 @@ static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *
 	r = region_mark(a, g);
 	if (r < 0)
 		return r;
-	region_adapt(g, accessed, had_tracked, a->round,
-		     g->nfast ? fast_max_interval(a) : ABIT_MAX_INTERVAL);
+	g->fresh = false;
+	if (!p->smp)
+		region_quicken(p, g, accessed, had_tracked);
+	g->used = accessed != 0;
+	if (a->quick_scan && !accessed && g->ntracked - g->nfast <= had_tracked) {
+		/* A quick look that found nothing new proves no idleness: the pace stands. */
+	} else if (a->quick_scan) {
+		g->interval = 1;
+		g->idle_scans = 0;
+		g->next_round = a->round; /* still scanned at the coming round */
+	} else {
+		region_adapt(g, accessed, had_tracked, a->round,
+			     g->nfast ? fast_max_interval(a) : ABIT_MAX_INTERVAL);
+	}
 	g->seen = g->seen || accessed;
 	g->cold_scanned = g->cold_until != 0;
 	return 0;
@@ -1512,10 +1577,36 @@ static void abit_follow_arrivals(struct abit *a)
 		for (size_t k = 0; k < a->procs[i].nreg; k++) {
 			struct abit_region *g = &a->procs[i].reg[k];
 
-			if (g->interval > ABIT_HOT_SPEEDUP && g->next_round > a->round)
-				g->next_round = a->round;
+			if (g->interval <= ABIT_HOT_SPEEDUP || g->next_round <= a->round)
+				continue;
+			g->next_round = a->round;
+			/* Scanned in full: looked at by the next step, not the next round. */
+			if (!a->procs[i].smp && !g->quick) {
+				g->quick = 1;
+				a->procs[i].nquick++;
+			}
 		}
 	}
+}
+
+/* A new offer epoch (the mover ran short of cold pages): the regions holding pages of
+ * watched fast nodes are due at this round, not after their backed-off interval (a quarter of
+ * the idle time), so the pages they offered before are offered again while the mover still
+ * needs them. */
+static void abit_follow_epoch(struct abit *a)
+{
+	if (a->epoch == a->woken_epoch)
+		return;
+	a->woken_epoch = a->epoch;
+	if (!a->want)
+		return;
+	for (size_t i = 0; i < a->nprocs; i++)
+		for (size_t k = 0; k < a->procs[i].nreg; k++) {
+			struct abit_region *g = &a->procs[i].reg[k];
+
+			if (g->nfast && g->next_round > a->round)
+				g->next_round = a->round;
+		}
 }
 
 /* A process's first ABIT_REFRESH_ROUNDS rounds: its address space is being set up (found as
@@ -1576,16 +1667,121 @@ static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
 	return 0;
 }
 
-int abit_round(struct abit *a, const struct pghotd_config *cfg)
+/* Fast-node room, read once a round: the threshold a fresh page's first access is worth. While
+ * the fast node with the most free memory has twice the reserve free (the larger of
+ * promotion.min_free_percent and, with demotion on, demotion.free_target_percent), one access
+ * makes the page hot, as the kernel's NUMA balancing promotes on the first fault while a node
+ * has room: a wrong guess costs a move the room can take. Between the reserve and twice it the
+ * threshold rises back to promotion.threshold, which holds at the reserve and below. 0 when no
+ * fast node could be read (no first evidence). */
+static unsigned abit_first_threshold(const struct abit *a)
 {
-	uint64_t t0 = abit_now_ns(a);
-	bool regions = cfg->sources.abit.mode == ABIT_MODE_REGIONS;
-	/* In mode regions only every ABIT_SAMPLES_PER_ROUND-th step is a round. */
-	bool round = !regions || a->step % ABIT_SAMPLES_PER_ROUND == 0;
-	int r = 0;
+	const struct pghotd_config *cfg = a->cfg;
+	const struct topology *t = cfg->topo;
+	unsigned thr = cfg->promotion.threshold ? cfg->promotion.threshold : 1, level, best = 0;
+	bool any = false;
 
-	if (a->reason[0])
-		return -EPERM;
+	level = cfg->promotion.min_free_percent;
+	if (cfg->demotion.enabled && cfg->demotion.free_target_percent > level)
+		level = cfg->demotion.free_target_percent;
+	level = level ? level : 1;
+	for (int n = 0; t && n < t->nr_nodes; n++) {
+		uint64_t total, free_b;
+		unsigned pct;
+
+		if (!t->node[n].present || !topology_node_is_fast(t, n) ||
+		    topology_read_meminfo(t, n, &total, &free_b) < 0 || !total)
+			continue;
+		pct = (unsigned)(free_b * 100 / total);
+		best = !any || pct > best ? pct : best;
+		any = true;
+	}
+	if (!any || thr <= 1)
+		return 0;
+	if (best >= 2 * level)
+		return 1;
+	if (best <= level)
+		return 0;
+	/* Linear between the reserve (thr) and twice it (1). */
+	return thr - (thr - 1) * (best - level) / level;
+}
+
+/* A process scanned in full, at a step: its fresh regions (first look) and those with quick
+ * looks left, while the page budget pays; what it cannot pay waits for the next step or the
+ * round. -EPERM when the source became unavailable; other errors are remembered in
+ * a->error. */
+static int proc_quick(struct abit *a, struct abit_proc *p)
+{
+	size_t left = 0, i;
+	int fd = -1, r = 0;
+
+	if (p->smp || p->gone || !p->nquick)
+		return 0;
+	a->quick_scan = true;
+	for (i = 0; i < p->nreg && !p->gone; i++) {
+		struct abit_region *g = &p->reg[i];
+
+		if (!g->quick && !g->fresh)
+			continue;
+		if (!token_bucket_take(&a->budget, g->npages))
+			break;
+		if (fd < 0)
+			fd = open_pagemap(a, p->pid);
+		if (fd < 0) {
+			p->gone = errno_means_gone(fd) || fd == -EACCES || fd == -EPERM;
+			break;
+		}
+		g->quick -= g->quick != 0; /* before the scan, which may ask for more */
+		r = region_scan(a, p, g, fd);
+		if (r == -ESRCH) {
+			p->gone = true;
+			r = 0;
+		} else if (r < 0) {
+			break;
+		}
+		left += g->quick || g->fresh;
+	}
+	a->quick_scan = false;
+	/* Recounted only after a whole walk; an early stop keeps the count, never below the truth.
+	 */
+	if (i == p->nreg)
+		p->nquick = left;
+	if (fd >= 0)
+		close(fd);
+	abit_flush(a);
+	cold_flush(a);
+	if (r < 0 && r != -EPERM) {
+		a->error = a->error ? a->error : r;
+		r = 0;
+	}
+	return r;
+}
+
+/* Between rounds, at each step: the pids the last listing did not hold are watched at once and
+ * their regions looked at (a readdir per step), pages newly on the slow tier wake their regions,
+ * and the quick looks of processes scanned in full are made. */
+static int abit_between(struct abit *a, const struct pghotd_config *cfg)
+{
+	pid_t *pids;
+	size_t n;
+	int r;
+
+	if (a->refreshed && a->cfg_generation == cfg->generation &&
+	    proc_list_pids(a->procfs_root, &pids, &n) == 0) {
+		r = abit_add_new(a, cfg, pids, n);
+		if (r < 0)
+			return r;
+	}
+	abit_follow_arrivals(a);
+	for (size_t i = 0; i < a->nprocs && !stopping(a); i++)
+		if (proc_quick(a, &a->procs[i]) == -EPERM)
+			return -EPERM;
+	return 0;
+}
+
+/* The start of a round or a step: its config, clock and demotion signals. */
+static void abit_begin(struct abit *a, const struct pghotd_config *cfg, uint64_t t0)
+{
 	a->cfg = cfg;
 	a->now_ns = t0;
 	a->now_ms = t0 / 1000000;
@@ -1594,30 +1790,18 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 	a->epoch = a->cold ? cold_list_epoch(a->cold) : 0;
 	a->scanned = a->found = 0;
 	a->error = 0;
-	/* A reload is taken up at once: it may switch the mode. */
-	if (round || cfg->generation != a->cfg_generation)
-		r = abit_maybe_refresh(a, cfg);
-	if (r < 0)
-		return r;
-	abit_configure_budget(a, cfg);
-	if (regions) {
-		r = abit_sample_all(a);
-		a->step++;
-	}
-	if (round && r == 0) {
-		abit_follow_arrivals(a);
-		if (regions)
-			abit_cold_window(a);
-		r = abit_scan_all(a);
-		a->round++;
-	}
+}
+
+/* The end of a round or a step: gone processes dropped, the counters; returns the verdict. */
+static int abit_end(struct abit *a, uint64_t t0, bool round, int r)
+{
 	abit_drop_gone(a);
 	abit_stat_add(a, SS_PAGES_SCANNED, a->scanned);
 	abit_stat_add(a, SS_SCAN_IO_BYTES, a->io_bytes);
 	a->io_bytes = 0;
 	abit_stat_add(a, SS_SAMPLES, a->found);
-	/* The gauge holds a whole round: in mode regions, its sampling steps since the last one
-	 * too (each step alone is short, and the last would hide a long re-read). */
+	/* The gauge holds a whole round: its steps since the last one too (each step alone is
+	 * short, and the last would hide a long re-read). */
 	a->round_ns += abit_now_ns(a) - t0;
 	if (a->stats && round) {
 		/* relaxed: an independent gauge, like every stats counter. */
@@ -1635,6 +1819,61 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 	if (r < 0)
 		return r;
 	return a->error ? a->error : (int)a->found;
+}
+
+int abit_round(struct abit *a, const struct pghotd_config *cfg)
+{
+	uint64_t t0 = abit_now_ns(a);
+	bool regions = cfg->sources.abit.mode == ABIT_MODE_REGIONS;
+	/* In mode regions only every ABIT_SAMPLES_PER_ROUND-th step is a round. */
+	bool round = !regions || a->step % ABIT_SAMPLES_PER_ROUND == 0;
+	int r = 0;
+
+	if (a->reason[0])
+		return -EPERM;
+	abit_begin(a, cfg, t0);
+	/* A reload is taken up at once: it may switch the mode. */
+	if (round || cfg->generation != a->cfg_generation)
+		r = abit_maybe_refresh(a, cfg);
+	if (r < 0)
+		return r;
+	abit_configure_budget(a, cfg);
+	if (round)
+		a->first_thr = abit_first_threshold(a);
+	if (regions) {
+		r = abit_sample_all(a);
+		a->step++;
+	}
+	if (!round && r == 0)
+		r = abit_between(a, cfg);
+	if (round && r == 0) {
+		abit_follow_arrivals(a);
+		abit_follow_epoch(a);
+		if (regions)
+			abit_cold_window(a);
+		r = abit_scan_all(a);
+		a->round++;
+	}
+	return abit_end(a, t0, round, r);
+}
+
+int abit_step(struct abit *a, const struct pghotd_config *cfg)
+{
+	uint64_t t0 = abit_now_ns(a);
+	int r = 0;
+
+	if (a->reason[0])
+		return -EPERM;
+	if (cfg->sources.abit.mode == ABIT_MODE_REGIONS)
+		return abit_round(a, cfg);
+	abit_begin(a, cfg, t0);
+	if (cfg->generation != a->cfg_generation)
+		r = abit_maybe_refresh(a, cfg);
+	if (r < 0)
+		return r;
+	abit_configure_budget(a, cfg);
+	r = abit_between(a, cfg);
+	return abit_end(a, t0, false, r);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------- */
@@ -1769,13 +2008,12 @@ static void abit_sleep(struct abit *a, int ms)
 	worker_sleep(&a->w, ms, NULL);
 }
 
-/* Sleep between rounds, or between sampling steps in mode regions. */
+/* Sleep between steps: ABIT_SAMPLES_PER_ROUND a round in either mode. */
 static int abit_step_ms(const struct pghotd_config *cfg)
 {
-	unsigned ms = cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP;
+	unsigned ms =
+	    cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP / ABIT_SAMPLES_PER_ROUND;
 
-	if (cfg->sources.abit.mode == ABIT_MODE_REGIONS)
-		ms /= ABIT_SAMPLES_PER_ROUND;
 	return ms ? (int)ms : 1;
 }
 
@@ -1803,6 +2041,7 @@ static void *abit_thread(void *arg)
 {
 	struct abit *a = arg;
 	bool failing = false;
+	unsigned k = 0;
 
 	while (!stopping(a)) {
 		const struct pghotd_config *cfg = config_pub_get(a->pub, a->slot);
@@ -1814,7 +2053,9 @@ static void *abit_thread(void *arg)
 			abit_sleep(a, (int)cfg->sources.abit.scan_interval_ms);
 			continue;
 		}
-		r = abit_round(a, cfg);
+		/* Mode full: a round every ABIT_SAMPLES_PER_ROUND steps; mode regions counts its
+		 * own. */
+		r = k++ % ABIT_SAMPLES_PER_ROUND == 0 ? abit_round(a, cfg) : abit_step(a, cfg);
 		if (r == -EPERM) {
 			log_warning("abit source unavailable: %s", a->reason);
 			abit_set_active(a, 0);

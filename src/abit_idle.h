@@ -18,9 +18,17 @@
  * to a quarter of the demotion idle time at most, so its cold pages keep being offered. A token
  * bucket holds the pagemap entries looked at to sources.abit.max_pages_per_sec; regions the budget
  * cannot pay for stay due and are served first next round. Processes and their VMAs are re-read
- * every ABIT_REFRESH_ROUNDS rounds and after a reload; in the rounds between, one readdir of the
- * procfs root finds the pids it did not list before, and only those are read and added, so a new
- * process is watched from its first round without a re-read of every watched process.
+ * every ABIT_REFRESH_ROUNDS rounds and after a reload; in between, one readdir of the procfs root
+ * per step (ABIT_SAMPLES_PER_ROUND steps a round; abit_step() between rounds in mode "full")
+ * finds the pids it did not list before, and only those are read, added and looked at in that
+ * step, without a re-read of every watched process. In a process scanned in full, a region whose
+ * scan learned new slow pages, or found accesses where its last scan found none, is looked at
+ * again by the next QUICK_STEPS steps (quick looks), so a page used all the time counts twice
+ * within a quarter of a scan interval of the first look; arrivals on the slow tier wake their
+ * regions for the next step. A page the last look learned (fresh) and this look, within a
+ * quarter of a scan interval, found accessed is first evidence: delivered with threshold 1
+ * while the fast node with most free memory has twice the promotion reserve free, rising back
+ * to promotion.threshold at the reserve (abit_first_threshold()).
  *
  * With sources.abit.mode = "regions" a round is preceded by ABIT_SAMPLES_PER_ROUND - 1 sampling
  * steps (abit_round runs one step per call, and every ABIT_SAMPLES_PER_ROUND-th call is also a
@@ -36,11 +44,12 @@
  * Demotion (deps.cold): on the fast nodes the cold list wants watched, the same scan also
  * tracks the present LRU pages of fast nodes (their cache entries and idle bits like slow
  * pages'), keeps for each the time since which it was not seen accessed (its first scan at
- * this PFN, or its last access), and offers a page idle for demotion.min_idle_ms to the cold
- * list once per idle episode, or again after the list's epoch changed. An access to a fast page
- * is not delivered to the sink, and does not make its region scanned more often. With no node
- * wanted, fast pages stay untracked and a page costs what it did before. In mode "regions" the
- * samples also mark pages of watched fast nodes and note the 2 MiB regions where one stayed
+ * this PFN, or its last access), and offers the page to the cold
+ * list once idle for config_demotion_exchange_ms(), once per idle episode, or again after the
+ * list's epoch changed (which also makes the regions holding such pages due at once). An access to
+ * a fast page is not delivered to the sink, and does not make its region scanned more often. With
+ * no node wanted, fast pages stay untracked and a page costs what it did before. In mode "regions"
+ * the samples also mark pages of watched fast nodes and note the 2 MiB regions where one stayed
  * idle from one step to the next, and a cold window
  * (half of sources.abit.max_watched_mib at most) scans them page by page in turn, each for
  * the idle time and a half, so their cold pages are offered as the full scan offers them.
@@ -119,6 +128,12 @@ void abit_free(struct abit *a);
  * Delivers the accesses found to the sink and returns how many, or -errno: -EPERM when the
  * source has become unavailable (reason in abit_unavailable_reason()). Does not sleep. */
 int abit_round(struct abit *a, const struct pghotd_config *cfg);
+
+/* Source thread, between rounds of mode "full" (in mode "regions" the same as abit_round(),
+ * which counts its own steps): the pids the last listing did not hold are watched and their
+ * regions looked at, arrivals on the slow tier wake their regions, and the quick looks are
+ * made. Returns what abit_round() returns. */
+int abit_step(struct abit *a, const struct pghotd_config *cfg);
 
 /* Main thread: registers a config_pub slot, starts the thread (a round, then a sleep of
  * sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP, or in mode "regions" a step and a sleep

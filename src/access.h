@@ -16,14 +16,18 @@ enum access_kind { ACCESS_UNKNOWN, ACCESS_LOAD, ACCESS_STORE };
 struct access_event {
 	pid_t pid;
 	pid_t tid;
-	uint64_t vaddr;     /* user virtual address (any byte of the page) */
-	uint64_t paddr;     /* physical address, 0 when unknown */
-	int cpu;            /* accessing CPU, -1 unknown */
-	int node;           /* node of that CPU, -1 unknown */
-	uint64_t time_ns;   /* CLOCK_MONOTONIC for live sources; the recording's clock for replay */
+	uint64_t vaddr;	  /* user virtual address (any byte of the page) */
+	uint64_t paddr;	  /* physical address, 0 when unknown */
+	int cpu;	  /* accessing CPU, -1 unknown */
+	int node;	  /* node of that CPU, -1 unknown */
+	uint64_t time_ns; /* CLOCK_MONOTONIC for live sources; the recording's clock for replay */
 	enum stat_source source;
 	enum access_kind kind;
 	enum hot_size size; /* the page's mapping size, when the source knows it */
+	/* 0: the page is hot after promotion.threshold accesses, as usual. Otherwise the lower
+	 * threshold this one observation is worth: the Accessed-bit source's first evidence
+	 * while a fast node has room (abit_idle.h). */
+	unsigned threshold;
 };
 
 struct pghotd_config;

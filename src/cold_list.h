@@ -1,9 +1,9 @@
 /* cold_list: demotion candidates handed from the Accessed-bit source to the mover (promoter).
  *
- * The source offers pages of fast nodes that stayed idle for demotion.min_idle_ms, each once
- * per idle episode; the mover takes the coldest pages of one node when that node needs room.
- * The list is bounded: an offer into a full list first drops its warmer half. An entry offered
- * longer ago than the mover's max_age is stale (the page may have been used since) and is
+ * The source offers pages of fast nodes that stayed idle for config_demotion_exchange_ms(),
+ * each once per idle episode; the mover takes the coldest pages of one node when that node needs
+ * room. The list is bounded: an offer into a full list first drops its warmer half. An entry
+ * offered longer ago than the mover's max_age is stale (the page may have been used since) and is
  * dropped when the mover takes.
  *
  * Two signals go back to the source, both atomics:
@@ -45,10 +45,11 @@ void cold_list_free(struct cold_list *cl);
 /* Source thread (or the mover, handing back what it took and will not move): adds n
  * pages. */
 void cold_list_offer(struct cold_list *cl, const struct cold_page *pages, size_t n);
-/* Mover thread: removes and returns up to max pages of node, coldest (oldest idle_since)
- * first, after dropping every entry offered more than max_age_ms before now_ms. */
+/* Mover thread: removes and returns up to max pages of node idle for min_idle_ms or more at
+ * now_ms, coldest (oldest idle_since) first, after dropping every entry offered more than
+ * max_age_ms before now_ms. Younger pages stay listed. */
 size_t cold_list_take(struct cold_list *cl, int node, uint64_t now_ms, uint64_t max_age_ms,
-		      struct cold_page *out, size_t max);
+		      uint64_t min_idle_ms, struct cold_page *out, size_t max);
 /* Any thread: entries held. */
 size_t cold_list_len(struct cold_list *cl);
 

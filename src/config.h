@@ -175,6 +175,21 @@ static inline unsigned config_demotion_idle_ms(const struct pghotd_config *cfg)
 								      : cfg->promotion.cooldown_ms;
 }
 
+/* The idle time that lets a fast page make room for a hot page on a full node (an exchange):
+ * promotion.window_ms, after which a page's own count starts again (a page idle that long is
+ * not hot by the promotion rule), at least two scan intervals (the precision of an idle age),
+ * at most config_demotion_idle_ms(). The Accessed-bit source offers pages from this age on, so
+ * an exchange can start as soon as hot pages wait; demotion for
+ * demotion.free_target_percent still takes only pages idle config_demotion_idle_ms(). */
+static inline unsigned config_demotion_exchange_ms(const struct pghotd_config *cfg)
+{
+	unsigned ms = cfg->promotion.window_ms, scans = 2 * cfg->sources.abit.scan_interval_ms;
+	unsigned idle = config_demotion_idle_ms(cfg);
+
+	ms = ms > scans ? ms : scans;
+	return ms < idle ? ms : idle;
+}
+
 /* How long a demotion candidate is trusted after the scan round that found it (stamped with
  * the round's start): a quarter of the idle time, but never less than two scan intervals, so
  * one round's offers last until the next round can renew them (a round may take most of an

@@ -34,9 +34,11 @@ static uint64_t region_age_ms(const struct pghotd_config *cfg, const struct damo
 	return (uint64_t)r->age * cfg->sources.damon.aggr_us / 1000;
 }
 
+/* Idle for the exchange age, as the Accessed-bit source offers: the mover takes such pages for
+ * an exchange, and waits for demotion.min_idle_ms for the free target. */
 bool damon_region_cold(const struct pghotd_config *cfg, const struct damon_region *r)
 {
-	return r->nr_accesses == 0 && region_age_ms(cfg, r) >= config_demotion_idle_ms(cfg);
+	return r->nr_accesses == 0 && region_age_ms(cfg, r) >= config_demotion_exchange_ms(cfg);
 }
 
 static void flush(const struct damon_feed *f, struct feed_out *o)

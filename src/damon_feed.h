@@ -58,7 +58,8 @@ struct damon_feed_proc {
 
 /* Pure: the region is hot under cfg. */
 bool damon_region_hot(const struct pghotd_config *cfg, const struct damon_region *r);
-/* Pure: the region is a cold candidate under cfg (no access for the idle time). */
+/* Pure: the region is a cold candidate under cfg (no access for the exchange age,
+ * config_demotion_exchange_ms()). */
 bool damon_region_cold(const struct pghotd_config *cfg, const struct damon_region *r);
 /* Feeds one region (hot pages to the sink, cold pages to the cold list), reading at most
  * max_pages pagemap entries. Returns the pagemap entries read (0 for a region neither hot nor

@@ -119,13 +119,19 @@ static void record_block(struct feeder *f, const struct hot_access *a, const enu
 		record_result(f, src[i], res[i]);
 }
 
+/* The threshold that counts for ev: its own when lower than the configured one. */
+static unsigned event_threshold(const struct access_event *ev, unsigned configured)
+{
+	return ev->threshold && ev->threshold < configured ? ev->threshold : configured;
+}
+
 void feeder_deliver(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
 		    size_t n)
 {
 	struct feeder *f = ctx;
-	const struct hot_params hp = {.threshold = cfg->promotion.threshold,
-				      .window_ms = cfg->promotion.window_ms,
-				      .cooldown_ms = cfg->promotion.cooldown_ms};
+	struct hot_params hp = {.threshold = cfg->promotion.threshold,
+				.window_ms = cfg->promotion.window_ms,
+				.cooldown_ms = cfg->promotion.cooldown_ms};
 	uint64_t now = f->d.now_ms();
 	struct hot_access a[BLOCK];
 	enum stat_source src[BLOCK];
@@ -133,11 +139,18 @@ void feeder_deliver(void *ctx, const struct pghotd_config *cfg, const struct acc
 
 	for (size_t i = 0; i < n; i++) {
 		int64_t h = procs_handle(f->d.procs, ev[i].pid);
+		unsigned thr = event_threshold(&ev[i], cfg->promotion.threshold);
 
 		if (h < 0 || !selected(f, cfg, (uint32_t)h, ev[i].pid)) {
 			stats_src_add(f->d.stats, ev[i].source, SS_SAMPLES_DROPPED, 1);
 			continue;
 		}
+		/* A block shares one threshold: an event that needs another closes it. */
+		if (k && (k == BLOCK || thr != hp.threshold)) {
+			record_block(f, a, src, k, &hp);
+			k = 0;
+		}
+		hp.threshold = thr;
 		a[k] = (struct hot_access){.proc = (uint32_t)h,
 					   .vaddr = ev[i].vaddr,
 					   .now_ms = now,
@@ -145,10 +158,6 @@ void feeder_deliver(void *ctx, const struct pghotd_config *cfg, const struct acc
 					   .on_slow = paddr_on_slow(cfg, ev[i].paddr),
 					   .size = ev[i].size};
 		src[k++] = ev[i].source;
-		if (k == BLOCK) {
-			record_block(f, a, src, k, &hp);
-			k = 0;
-		}
 	}
 	record_block(f, a, src, k, &hp);
 }

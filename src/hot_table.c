@@ -810,7 +810,9 @@ void hot_table_record_batch(struct hot_table *t, const struct hot_access *a, siz
 		record_block(t, a + i, n - i < BATCH_BLOCK ? n - i : BATCH_BLOCK, p, res + i);
 }
 
-int hot_table_peek(const struct hot_table *t, uint32_t proc, uint64_t vaddr, unsigned *count)
+/* The meta of proc's page at vaddr, as a reader sees it: 0, -ENOENT when untracked, or the
+ * key's error. */
+static int peek_meta(const struct hot_table *t, uint32_t proc, uint64_t vaddr, uint64_t *meta)
 {
 	int r = key_check(proc, vaddr);
 	uint64_t key;
@@ -826,11 +828,31 @@ int hot_table_peek(const struct hot_table *t, uint32_t proc, uint64_t vaddr, uns
 		uint64_t m = atomic_load_explicit(&s->meta, memory_order_acquire);
 
 		if (atomic_load_explicit(&s->key, memory_order_relaxed) == key && !(m & M_BUSY)) {
-			*count = meta_count(m);
+			*meta = m;
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+int hot_table_peek(const struct hot_table *t, uint32_t proc, uint64_t vaddr, unsigned *count)
+{
+	uint64_t m;
+	int r = peek_meta(t, proc, vaddr, &m);
+
+	if (r == 0)
+		*count = meta_count(m);
+	return r;
+}
+
+bool hot_table_cooling(const struct hot_table *t, uint32_t proc, uint64_t vaddr, uint64_t now_ms,
+		       unsigned cooldown_ms)
+{
+	uint64_t m;
+
+	if (peek_meta(t, proc, vaddr, &m) < 0 || !(m & M_PROMOTED))
+		return false;
+	return ((now_ms - meta_time(m)) & TIME_MASK) < cooldown_ms;
 }
 
 void hot_table_set_proc_check(struct hot_table *t, bool (*valid)(void *ctx, uint32_t proc),

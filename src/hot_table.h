@@ -84,6 +84,13 @@ void hot_table_record_batch(struct hot_table *t, const struct hot_access *a, siz
 /* Any thread: count of a tracked page; -ENOENT when untracked, -EINVAL/-ERANGE for bad keys. */
 int hot_table_peek(const struct hot_table *t, uint32_t proc, uint64_t vaddr, unsigned *count);
 
+/* Any thread: whether the page was promoted less than cooldown_ms before now_ms (its entry is
+ * in its promotion cooldown); false when untracked or for bad keys. The mover asks before it
+ * demotes a page, so a page promoted lately is not sent back down while its cooldown would keep
+ * it from coming up again. */
+bool hot_table_cooling(const struct hot_table *t, uint32_t proc, uint64_t vaddr, uint64_t now_ms,
+		       unsigned cooldown_ms);
+
 /* Main thread, before any source starts: lets a writer that needs room reclaim entries whose
  * process handle is stale (valid returns false) before it evicts a live page. */
 void hot_table_set_proc_check(struct hot_table *t, bool (*valid)(void *ctx, uint32_t proc),

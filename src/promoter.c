@@ -1071,14 +1071,22 @@ static int nearest_slow(struct promoter *p, const struct pghotd_config *cfg, int
 }
 
 /* Appends cold page c to the work array, grouped by its procs handle like a hot page; false
- * (counted) when its process is gone or its pid now names another process. */
-static bool cold_add(struct promoter *p, const struct cold_page *c)
+ * (counted) when its process is gone or its pid now names another process, and false when the
+ * page was promoted within promotion.cooldown_ms: sent down now, it could not come back up until
+ * the cooldown ends (an exchange takes pages younger than the cooldown). */
+static bool cold_add(struct promoter *p, const struct pghotd_config *cfg, const struct cold_page *c,
+		     uint64_t now)
 {
 	int64_t h = c->proc ? (int64_t)c->proc : procs_handle(p->d.procs, c->pid);
 	pid_t pid;
 
 	if (h <= 0 || procs_pid(p->d.procs, (uint32_t)h, &pid) < 0 || pid != c->pid) {
 		stats_demote_fail(p->d.stats, FAIL_NOPROC, 1);
+		return false;
+	}
+	if (p->d.hot &&
+	    hot_table_cooling(p->d.hot, (uint32_t)h, c->vaddr, now, cfg->promotion.cooldown_ms)) {
+		p->tally.skipped++;
 		return false;
 	}
 	p->work[p->nr_work] = (struct work_item){
@@ -1101,7 +1109,7 @@ static bool cold_add(struct promoter *p, const struct cold_page *c)
 static bool take_cold(struct promoter *p, const struct pghotd_config *cfg, int n, uint64_t need,
 		      uint64_t now)
 {
-	uint64_t max = need / p->base_page + 1, bytes = 0;
+	uint64_t max = need / p->base_page + 1, bytes = 0, min_idle;
 	uint64_t paid = p->cur->tokens > 0 ? (uint64_t)p->cur->tokens / p->base_page : 0;
 	size_t got, k = 0;
 
@@ -1115,11 +1123,15 @@ static bool take_cold(struct promoter *p, const struct pghotd_config *cfg, int n
 		max = paid ? paid : 1;
 	if (max > PROMOTER_WORK_MAX)
 		max = PROMOTER_WORK_MAX;
-	got = cold_list_take(p->d.cold, n, now, config_demotion_trust_ms(cfg), p->cold, max);
+	/* An exchange takes what the source offered; the free target waits for the idle time. */
+	min_idle = p->why == DEMOTE_EXCHANGE ? config_demotion_exchange_ms(cfg)
+					     : config_demotion_idle_ms(cfg);
+	got = cold_list_take(p->d.cold, n, now, config_demotion_trust_ms(cfg), min_idle, p->cold,
+			     max);
 	for (; k < got && bytes < need; k++) {
 		const struct cold_page *c = &p->cold[k];
 
-		if (cold_add(p, c))
+		if (cold_add(p, cfg, c, now))
 			bytes += c->size == HOT_SIZE_HUGE ? p->huge_page : p->base_page;
 	}
 	cold_list_offer(p->d.cold, p->cold + k, got - k);
@@ -1158,8 +1170,13 @@ static void demote_node(struct promoter *p, const struct pghotd_config *cfg, int
 		return;
 	enough = take_cold(p, cfg, n, need, now);
 	/* The list ran short: let the source offer again what it offered before, at most once
-	 * per stale age (an offer older than that is dropped anyway). */
-	if (!enough && now - p->last_reoffer >= config_demotion_trust_ms(cfg)) {
+	 * per stale age (an offer older than that is dropped anyway), or for an exchange, which
+	 * hot pages wait for, once per two scan intervals (the source looks at the node's pages
+	 * again at once for it). */
+	if (!enough &&
+	    now - p->last_reoffer >= (p->why == DEMOTE_EXCHANGE
+					  ? 2 * (uint64_t)cfg->sources.abit.scan_interval_ms
+					  : config_demotion_trust_ms(cfg))) {
 		cold_list_reoffer(p->d.cold);
 		p->last_reoffer = now;
 	}

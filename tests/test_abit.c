@@ -408,6 +408,14 @@ static int fx_interval(struct fx *f)
 	return total;
 }
 
+/* One step between rounds of mode full: a quarter of a round (abit_step()). */
+static int fx_step(struct fx *f)
+{
+	f->clock_ns += (uint64_t)f->cfg->sources.abit.scan_interval_ms * 1000000u /
+		       ABIT_HOT_SPEEDUP / ABIT_SAMPLES_PER_ROUND;
+	return abit_step(f->a, f->cfg);
+}
+
 static uint64_t fx_stat(struct fx *f, enum stat_src_counter c)
 {
 	return atomic_load(&f->stats.src[SRC_ABIT][c]);
@@ -677,6 +685,9 @@ static void test_word_set_sorts_merges_and_marks_in_few_writes(void **state)
 /* ---- demotion candidates ---------------------------------------------------------------- */
 
 #define COLD_MS 5000 /* demotion.min_idle_ms in these tests: five rounds */
+/* The age from which an idle fast page is offered: config_demotion_exchange_ms(), the fixture's
+ * promotion.window_ms (3000) here. */
+#define OFFER_MS 3000
 
 /* The source with a cold list, one slow page and fast pages at VA + 0x1000.. (PFNs 100..). */
 static void fx_cold_setup(struct fx *f, int nfast)
@@ -690,11 +701,12 @@ static void fx_cold_setup(struct fx *f, int nfast)
 	for (int i = 0; i < nfast; i++)
 		fx_map(f, 100, VA + 0x1000 * (uint64_t)(i + 1), 100 + (uint64_t)i, LRU);
 	fx_new_abit(f);
+	assert_int_equal(config_demotion_exchange_ms(f->cfg), OFFER_MS);
 }
 
 static size_t fx_take_cold(struct fx *f, struct cold_page *out, size_t max)
 {
-	return cold_list_take(f->cold, 0, f->clock_ns / 1000000, UINT32_MAX, out, max);
+	return cold_list_take(f->cold, 0, f->clock_ns / 1000000, UINT32_MAX, 0, out, max);
 }
 
 static void test_fast_pages_are_not_tracked_while_no_node_is_watched(void **state)
@@ -742,7 +754,7 @@ static void test_idle_fast_page_of_a_watched_node_is_offered_once_with_its_age(v
 	assert_int_equal(c[0].node, 0);
 	assert_int_equal(c[0].size, HOT_SIZE_BASE);
 	assert_true(c[0].idle_since_ms <= tracked_ms + 1 && c[0].idle_since_ms + 1 >= tracked_ms);
-	assert_true(c[0].offered_ms - c[0].idle_since_ms >= COLD_MS);
+	assert_true(c[0].offered_ms - c[0].idle_since_ms >= OFFER_MS);
 	/* Offered once: still idle, but not again. */
 	for (int r = 0; r < 12; r++) {
 		fx_access(f, 101);
@@ -787,9 +799,9 @@ static void test_access_restarts_the_idle_time_and_a_new_epoch_offers_again(void
 		rounds++;
 	}
 	assert_int_equal(fx_take_cold(f, c, 4), 1);
-	/* Found no sooner than COLD_MS after the access was seen. */
-	assert_true(c[0].offered_ms - c[0].idle_since_ms >= COLD_MS);
-	assert_true(rounds >= COLD_MS / 1000);
+	/* Found no sooner than OFFER_MS after the access was seen. */
+	assert_true(c[0].offered_ms - c[0].idle_since_ms >= OFFER_MS);
+	assert_true(rounds >= OFFER_MS / 1000);
 	/* Taken and not moved (say the bucket was empty): offered again after a re-offer. */
 	for (int r = 0; r < 5; r++)
 		assert_true(fx_round(f) >= 0);
@@ -801,13 +813,15 @@ static void test_access_restarts_the_idle_time_and_a_new_epoch_offers_again(void
 	assert_int_equal(c[0].vaddr, VA + 0x1000);
 }
 
-static void test_longer_promotion_cooldown_holds_the_offer_back(void **state)
+/* A longer promotion.window_ms makes the offer wait longer: a page idle for less than the
+ * window could still be counted hot, so it is not traded for one. */
+static void test_longer_promotion_window_holds_the_offer_back(void **state)
 {
 	struct fx *f = *state;
 	int rounds = 0;
 
 	fx_cold_setup(f, 1);
-	f->cfg->promotion.cooldown_ms = 2 * COLD_MS; /* a page promoted then is still cooling */
+	f->cfg->promotion.window_ms = OFFER_MS + 1000; /* still under demotion.min_idle_ms */
 	cold_list_want(f->cold, 1);
 	assert_int_equal(fx_round(f), 0); /* first seen where it is: its idle time starts */
 	while (cold_list_len(f->cold) == 0 && rounds < 60) {
@@ -815,7 +829,7 @@ static void test_longer_promotion_cooldown_holds_the_offer_back(void **state)
 		rounds++;
 	}
 	assert_int_equal(cold_list_len(f->cold), 1);
-	assert_true(rounds >= 2 * COLD_MS / 1000);
+	assert_true(rounds >= (OFFER_MS + 1000) / 1000);
 }
 
 static void test_fast_pages_appearing_do_not_quicken_the_scans_of_their_region(void **state)
@@ -857,7 +871,7 @@ static void test_region_of_watched_fast_pages_is_seen_every_quarter_idle_time(vo
 		assert_true(fx_round(f) >= 0);
 		assert_true(abit_region_interval(f->a, 100, VA) <= cap);
 		/* Each offer taken and not moved, and re-offered: it comes at each scan. */
-		offered += cold_list_take(f->cold, 0, f->clock_ns / 1000000, UINT32_MAX, &c, 1);
+		offered += cold_list_take(f->cold, 0, f->clock_ns / 1000000, UINT32_MAX, 0, &c, 1);
 		cold_list_reoffer(f->cold);
 	}
 	assert_int_equal(abit_region_interval(f->a, 100, VA), cap);
@@ -1520,6 +1534,103 @@ static void test_new_process_is_watched_from_the_next_round(void **state)
 	assert_int_equal(f->ev[f->nev - 1].pid, 200);
 }
 
+static void fx_node_used(struct fx *f, int node, unsigned used_kib);
+
+/* Mode full: a process that starts between rounds is found by the next step and its pages
+ * learned there; the next two steps look again, so a page used all the time is seen twice
+ * within three steps (under half a round), and its first sighting (accesses where the last
+ * look found none) asks for two more; after that the rounds take over. */
+static void test_new_process_is_looked_at_by_the_next_steps(void **state)
+{
+	struct fx *f = *state;
+
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	assert_int_equal(fx_step(f), 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	for (int step = 0; step < 3; step++) {
+		fx_access(f, SLOW_PFN + 1);
+		assert_int_equal(fx_step(f), 1);
+	}
+	fx_access(f, SLOW_PFN + 1);
+	assert_int_equal(fx_step(f), 0); /* no quick look left: the round sees it */
+	assert_int_equal(fx_round(f), 1);
+}
+
+/* Mode full: a region accessed at every round gets no look between them, but one whose scan
+ * found accesses after quiet scans (a hot set moving in) is looked at again by the next
+ * steps. */
+static void test_region_waking_from_idleness_gets_quick_looks(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	for (int step = 0; step < 3; step++)
+		assert_int_equal(fx_step(f), 0); /* the learned page, not used */
+	for (int round = 0; round < 4; round++) {
+		fx_access(f, SLOW_PFN + 1);
+		assert_int_equal(fx_round(f), 1);
+		fx_access(f, SLOW_PFN + 1);
+		/* First used at round 0: two looks between rounds follow (here the steps after
+		 * rounds 0 and 1); used at every round since: none. */
+		assert_int_equal(fx_step(f), round < 2 ? 1 : 0);
+	}
+	assert_int_equal(fx_round(f), 1); /* the access the last step did not look at */
+	/* Quiet for a while, then used again: the steps after that scan look again. */
+	for (int round = 0; round < 8; round++)
+		assert_int_equal(fx_round(f), 0);
+	assert_true(abit_region_interval(f->a, 100, VA) > 1);
+	fx_access(f, SLOW_PFN + 1);
+	for (int round = 0; round < ABIT_MAX_INTERVAL && fx_round(f) == 0; round++)
+		fx_access(f, SLOW_PFN + 1);
+	fx_access(f, SLOW_PFN + 1);
+	assert_int_equal(fx_step(f), 1);
+}
+
+/* A fresh page (learned by the last look) found accessed by a look within a quarter of a scan
+ * interval is first evidence: while the fast node has twice the reserve free, one access makes
+ * it hot (threshold 1); with less room the configured threshold holds. A later access, or one
+ * seen after a longer gap, carries no lower threshold. */
+static void test_first_evidence_counts_while_the_fast_node_has_room(void **state)
+{
+	struct fx *f = *state;
+
+	f->cfg->promotion.threshold = 2;
+	f->cfg->promotion.min_free_percent = 5;
+	fx_node_used(f, 0, 65536 / 2); /* 50% free: room */
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_map(f, 100, VA + 0x1000, SLOW_PFN + 2, LRU);
+	assert_int_equal(fx_step(f), 0);
+	fx_access(f, SLOW_PFN + 1);
+	assert_int_equal(fx_step(f), 1);
+	assert_int_equal(f->ev[0].threshold, 1);
+	/* Its next access is not first evidence, nor is the other page's first one now that the
+	 * gap is a whole scan interval (fx_round). */
+	fx_access(f, SLOW_PFN + 1);
+	fx_access(f, SLOW_PFN + 2);
+	assert_int_equal(fx_round(f), 2);
+	assert_int_equal(f->ev[1].threshold, 0);
+	assert_int_equal(f->ev[2].threshold, 0);
+
+	/* Node 0 short (6% free, under twice the 5% reserve): the threshold rises. */
+	fx_node_used(f, 0, 65536 - 65536 * 6 / 100);
+	fx_proc(f, 200, "late", 1, VA, VA + REGION);
+	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
+	assert_true(fx_round(f) >= 0);
+	fx_access(f, SLOW_PFN + 130);
+	assert_int_equal(fx_step(f), 1);
+	assert_int_equal(f->ev[f->nev - 1].pid, 200);
+	assert_int_equal(f->ev[f->nev - 1].threshold, 0);
+}
+
 static void test_new_process_costs_its_own_reads_not_everyones(void **state)
 {
 	struct fx *f = *state;
@@ -1608,9 +1719,9 @@ static void test_unchanged_process_is_not_reread_until_its_statm_changes(void **
 	assert_int_equal(abit_region_interval(f->a, 100, VA + 8 * REGION), -ENOENT);
 }
 
-/* Node 1's meminfo with used KiB of 65536 in use, in a sysfs of the test's own (the
+/* Node node's meminfo with used KiB of 65536 in use, in a sysfs of the test's own (the
  * committed fixture is read-only) that the topology now reads. */
-static void fx_slow_used(struct fx *f, unsigned used_kib)
+static void fx_node_used(struct fx *f, int node, unsigned used_kib)
 {
 	char path[256], text[128];
 	int n;
@@ -1621,11 +1732,11 @@ static void fx_slow_used(struct fx *f, unsigned used_kib)
 	mkdir(path, 0755);
 	fx_path(f, path, sizeof(path), "sys/devices/system/node");
 	mkdir(path, 0755);
-	fx_path(f, path, sizeof(path), "sys/devices/system/node/node1");
+	fx_path(f, path, sizeof(path), "sys/devices/system/node/node%d", node);
 	mkdir(path, 0755);
-	fx_path(f, path, sizeof(path), "sys/devices/system/node/node1/meminfo");
+	fx_path(f, path, sizeof(path), "sys/devices/system/node/node%d/meminfo", node);
 	n = snprintf(text, sizeof(text),
-		     "Node 1 MemTotal:       65536 kB\nNode 1 MemFree:    %8u kB\n",
+		     "Node %d MemTotal:       65536 kB\nNode %d MemFree:    %8u kB\n", node, node,
 		     65536 - used_kib);
 	write_file(path, text, (size_t)n);
 	if (strcmp(f->topo->sysfs_root, f->sysfs) != 0) {
@@ -1633,6 +1744,11 @@ static void fx_slow_used(struct fx *f, unsigned used_kib)
 		f->topo->sysfs_root = strdup(f->sysfs);
 		assert_non_null(f->topo->sysfs_root);
 	}
+}
+
+static void fx_slow_used(struct fx *f, unsigned used_kib)
+{
+	fx_node_used(f, 1, used_kib);
 }
 
 static void test_pages_arriving_on_the_slow_tier_wake_backed_off_regions(void **state)
@@ -2197,7 +2313,7 @@ static void test_region_mode_offers_idle_fast_pages_through_the_cold_window(void
 		assert_int_equal(c[i].pid, 100);
 		assert_int_equal(c[i].node, 0);
 		assert_true(c[i].vaddr > VA + 3 * REGION && c[i].vaddr < VA + 4 * REGION);
-		assert_true(c[i].offered_ms - c[i].idle_since_ms >= COLD_MS);
+		assert_true(c[i].offered_ms - c[i].idle_since_ms >= OFFER_MS);
 	}
 	/* The used pages are never offered; nothing slow is. */
 	for (int i = 0; i < 20 * ABIT_SAMPLES_PER_ROUND; i++) {
@@ -2307,6 +2423,9 @@ int main(void)
 	    FX(test_region_intervals_follow_the_accesses),
 	    FX(test_region_with_accesses_is_scanned_twice_per_interval),
 	    FX(test_new_process_is_watched_from_the_next_round),
+	    FX(test_new_process_is_looked_at_by_the_next_steps),
+	    FX(test_region_waking_from_idleness_gets_quick_looks),
+	    FX(test_first_evidence_counts_while_the_fast_node_has_room),
 	    FX(test_new_process_costs_its_own_reads_not_everyones),
 	    FX(test_young_process_maps_are_read_every_round),
 	    FX(test_unchanged_process_is_not_reread_until_its_statm_changes),
@@ -2330,7 +2449,7 @@ int main(void)
 	    FX(test_idle_fast_page_of_a_watched_node_is_offered_once_with_its_age),
 	    FX(test_idle_shared_fast_page_is_not_offered),
 	    FX(test_access_restarts_the_idle_time_and_a_new_epoch_offers_again),
-	    FX(test_longer_promotion_cooldown_holds_the_offer_back),
+	    FX(test_longer_promotion_window_holds_the_offer_back),
 	    FX(test_fast_pages_appearing_do_not_quicken_the_scans_of_their_region),
 	    FX(test_region_of_watched_fast_pages_is_seen_every_quarter_idle_time),
 	    FX(test_thp_head_on_a_fast_node_is_offered_as_huge),

@@ -43,7 +43,7 @@ static void offers_and_takes_from_two_threads_lose_and_invent_nothing(void **sta
 	assert_int_equal(pthread_create(&t, NULL, offerer, cl), 0);
 	while (got < MT_PAGES) {
 		for (int node = 0; node < 2; node++) {
-			size_t n = cold_list_take(cl, node, 1000, 10000, out, 64);
+			size_t n = cold_list_take(cl, node, 1000, 10000, 0, out, 64);
 
 			for (size_t i = 0; i < n; i++) {
 				assert_int_equal(out[i].node, node);

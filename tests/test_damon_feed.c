@@ -265,8 +265,9 @@ static void region_below_a_quarter_of_the_samples_is_not_read(void **state)
 static void idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass(void **state)
 {
 	struct fx *f = *state;
-	/* min_idle_ms 60000 at 100 ms per aggregation: age 600. */
-	struct damon_region young = region(8, 0, 599), idle = region(8, 0, 700);
+	/* The exchange age (config_demotion_exchange_ms(): promotion.window_ms, 3000) at 100 ms
+	 * per aggregation: age 30. */
+	struct damon_region young = region(8, 0, 29), idle = region(8, 0, 700);
 	struct cold_page out[8];
 	uint64_t now_ms = f->feed.now_ns / 1000000;
 
@@ -281,7 +282,7 @@ static void idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass(void **st
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &idle, 1000), 8);
 	assert_int_equal(f->got.n, 0); /* no accesses from an idle region */
 	/* Page 4 only: page 5 is mapped twice, the others are slow or absent. */
-	assert_int_equal(cold_list_take(f->cold, 0, now_ms, 1000, out, 8), 1);
+	assert_int_equal(cold_list_take(f->cold, 0, now_ms, 1000, 0, out, 8), 1);
 	assert_true(out[0].vaddr == BASE + 4 * PAGEMAP_PAGE_SIZE);
 	assert_int_equal(out[0].pid, 42);
 	assert_int_equal(out[0].proc, 7);

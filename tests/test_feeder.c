@@ -103,6 +103,28 @@ static void test_selected_process_pages_become_hot_at_threshold(void **state)
 	config_free(cfg);
 }
 
+/* An event carrying a lower threshold (first evidence) makes its page hot by itself; the
+ * events around it keep the configured one. */
+static void test_event_with_a_lower_threshold_makes_its_page_hot_at_once(void **state)
+{
+	struct env *e = *state;
+	struct pghotd_config *cfg = load("promotion: { threshold = 3; };", 1);
+	struct access_event ev[3] = {ev_at(getpid(), 0x7f0000001000),
+				     ev_at(getpid(), 0x7f0000002000),
+				     ev_at(getpid(), 0x7f0000003000)};
+	struct hot_candidate c[4];
+	int64_t h = procs_handle(e->procs, getpid());
+	unsigned count = 0;
+
+	ev[1].threshold = 1;
+	feeder_deliver(e->feeder, cfg, ev, 3);
+	assert_int_equal(hot_table_pop(e->hot, c, 4), 1);
+	assert_int_equal(c[0].vaddr, 0x7f0000002000);
+	assert_int_equal(hot_table_peek(e->hot, (uint32_t)h, 0x7f0000003000, &count), 0);
+	assert_int_equal(count, 1);
+	config_free(cfg);
+}
+
 static void test_excluded_process_is_dropped_and_counted(void **state)
 {
 	struct env *e = *state;
@@ -197,6 +219,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_selected_process_pages_become_hot_at_threshold,
 					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_event_with_a_lower_threshold_makes_its_page_hot_at_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_excluded_process_is_dropped_and_counted, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_event_of_a_dead_process_is_dropped, setup,

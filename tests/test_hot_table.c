@@ -210,6 +210,20 @@ static void ignores_accesses_during_cooldown_after_promotion(void **state)
 	hot_table_free(t);
 }
 
+static void cooling_holds_from_promotion_to_the_end_of_the_cooldown(void **state)
+{
+	struct hot_table *t = mk(1024, 16);
+	struct hot_candidate c = make_hot(t, 0x60000, 900);
+	(void)state;
+
+	assert_false(hot_table_cooling(t, H1, 0x60000, 950, 500)); /* queued, not promoted */
+	hot_table_done(t, &c, HOT_PROMOTED, 1000);
+	assert_true(hot_table_cooling(t, H1, 0x60000, 1499, 500));
+	assert_false(hot_table_cooling(t, H1, 0x60000, 1500, 500));
+	assert_false(hot_table_cooling(t, H1, 0x90000, 1200, 500)); /* untracked */
+	hot_table_free(t);
+}
+
 static void retry_returns_the_page_to_counting(void **state)
 {
 	struct hot_table *t = mk(1024, 16);
@@ -569,6 +583,7 @@ int main(void)
 	    cmocka_unit_test(the_last_access_sets_node_placement_and_size),
 	    cmocka_unit_test(does_not_requeue_a_page_the_promoter_holds),
 	    cmocka_unit_test(pops_in_queueing_order),
+	    cmocka_unit_test(cooling_holds_from_promotion_to_the_end_of_the_cooldown),
 	    cmocka_unit_test(ignores_accesses_during_cooldown_after_promotion),
 	    cmocka_unit_test(retry_returns_the_page_to_counting),
 	    cmocka_unit_test(drop_frees_the_entry),

@@ -1148,6 +1148,9 @@ static void with_cold(struct fx *x)
 	x->cfg->demotion.free_target_percent = 0;
 	x->cfg->demotion.min_idle_ms = 60000;
 	x->cfg->demotion.rate_limit_mbps = 0;
+	/* Well past the idle times the tests give their pages: a page idle since 100 ms is as
+	 * old as demotion.min_idle_ms asks, for the free target and an exchange alike. */
+	x->fake.now = 100000;
 }
 
 /* A page of this process on fast node `node`, offered as cold, idle since `since`. */
@@ -1234,6 +1237,59 @@ static void exchange_room_lapses_when_its_hot_page_does_not_come(void **state)
 	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
 	assert_int_equal(run(x), 0); /* too late: node 0 is short again for it */
 	assert_int_equal(promoted_to(x, 0), 0);
+}
+
+/* An exchange takes a page idle for the exchange age (promotion.window_ms here), well under
+ * demotion.min_idle_ms; the free target leaves such a page where it is. */
+static void exchange_takes_pages_idle_for_the_window_the_free_target_waits(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->promotion.window_ms = 3000;
+	assert_int_equal(config_demotion_exchange_ms(x->cfg), 3000);
+	x->cfg->demotion.free_target_percent = 20;
+	x->fake.free_pct[0] = 16; /* 4 pages short of the target */
+	cold_page(x, 0x100000, 0, x->fake.now - 3500);
+	assert_int_equal(run(x), 0);
+	assert_int_equal(demoted(x, 0, DEMOTE_FREE_TARGET), 0);
+	assert_int_equal(cold_list_len(x->cold), 1);
+	/* Hot pages wait: now it goes, for an exchange. */
+	x->cfg->demotion.free_target_percent = 0;
+	x->fake.free_pct[0] = 5;
+	x->fake.free_pct[1] = 5;
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(run(x), 0);
+	x->fake.now += 100;
+	assert_int_equal(run(x), 1);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 1);
+	assert_int_equal(node_of(x, 0x100000), SLOW);
+}
+
+/* A page promoted within promotion.cooldown_ms is not demoted for an exchange although it
+ * stayed idle since: its cooldown would keep it from coming back up. */
+static void page_promoted_within_its_cooldown_is_not_demoted(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->promotion.cooldown_ms = 60000;
+	assert_int_equal(hot(x, x->self, 0x100000, 0), 1);
+	fake_special(x, getpid(), 0x100000, SLOW, 0, 0);
+	assert_int_equal(run(x), 1); /* promoted: cooling from now */
+	assert_int_equal(node_of(x, 0x100000), 0);
+	x->fake.now += 5000;
+	cold_page(x, 0x100000, 0, x->fake.now - 5000);
+	cold_page(x, 0x101000, 0, x->fake.now - 4000);
+	x->fake.free_pct[0] = 5;
+	x->fake.free_pct[1] = 5;
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(run(x), 0);
+	x->fake.now += 100;
+	assert_int_equal(run(x), 1);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 1);
+	assert_int_equal(node_of(x, 0x100000), 0); /* the colder, but cooling */
+	assert_int_equal(node_of(x, 0x101000), SLOW);
 }
 
 static void hot_page_waits_max_retries_intervals_for_room_then_goes_back(void **state)
@@ -1556,6 +1612,7 @@ static void cold_page_of_a_process_forgotten_since_the_offer_is_not_moved(void *
 	int64_t h;
 
 	with_cold(x);
+	c.offered_ms = x->fake.now; /* with_cold() set the clock */
 	x->cfg->demotion.free_target_percent = 20;
 	x->fake.free_pct[0] = 18;
 	spawn_child(x);
@@ -1653,6 +1710,8 @@ int main(void)
 	    T(kick_wakes_the_thread_before_the_interval),
 	    T(kick_if_full_waits_for_the_mark),
 	    T(full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page),
+	    T(exchange_takes_pages_idle_for_the_window_the_free_target_waits),
+	    T(page_promoted_within_its_cooldown_is_not_demoted),
 	    T(hot_page_waits_max_retries_intervals_for_room_then_goes_back),
 	    T(exchange_room_lapses_when_its_hot_page_does_not_come),
 	    T(node_under_its_free_target_sheds_the_shortfall_coldest_first),

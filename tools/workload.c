@@ -592,6 +592,29 @@ static void wl_summary_threads(const struct wl *w)
 	}
 }
 
+/* Pages on node that belong to no phase's hot set (with --phase-change, neither the first
+ * set nor the one that replaces it): a mover that put them there was fooled. -1 on ENOMEM. */
+static long wl_never_hot_on(const struct wl *w, int node)
+{
+	int phases = w->o.phase_change_s > 0 ? 2 : 1;
+	bool *ever = calloc(w->npages, sizeof(*ever));
+	long n = 0;
+
+	if (!ever)
+		return -1;
+	for (int ph = 0; ph < phases; ph++)
+		for (size_t i = 0; i < w->nhot; i++) {
+			size_t first = wl_unit(w, ph, i) * w->page_per_unit;
+
+			for (size_t p = 0; p < w->page_per_unit; p++)
+				ever[first + p] = true;
+		}
+	for (size_t p = 0; p < w->npages; p++)
+		n += !ever[p] && w->status[p] == node;
+	free(ever);
+	return n;
+}
+
 static void wl_summary(struct wl *w, size_t start_on_slow)
 {
 	size_t hot, cold;
@@ -613,6 +636,8 @@ static void wl_summary(struct wl *w, size_t start_on_slow)
 		else
 			printf(" t95_hot%s=none", p ? "_phase2" : "");
 	}
+	if (w->o.phase_change_s > 0)
+		printf(" never_hot_on_fast=%ld", wl_never_hot_on(w, w->o.fast_node));
 	if (w->o.move_at_s > 0 && w->t95_move >= 0)
 		printf(" t95_after_move=%.2f", w->t95_move);
 	else if (w->o.move_at_s > 0)
