@@ -253,7 +253,7 @@ static const struct key_def keys[] = {
     ENUM_KEY("sources.damon", "enabled", sources.damon.enabled, SOURCE_AUTO, &enum_source),
     UINT_KEY("sources.damon", "sample_us", sources.damon.sample_us, 5000, 100, 10000000, 0, "us"),
     UINT_KEY("sources.damon", "aggr_us", sources.damon.aggr_us, 100000, 1000, 60000000, 0, "us"),
-    UINT_KEY("sources.damon", "min_regions", sources.damon.min_regions, 10, 3, 1000000, 0,
+    UINT_KEY("sources.damon", "min_regions", sources.damon.min_regions, 100, 3, 1000000, 0,
 	     "regions"),
     UINT_KEY("sources.damon", "max_regions", sources.damon.max_regions, 1000, 3, 1000000, 0,
 	     "regions"),

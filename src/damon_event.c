@@ -130,10 +130,16 @@ int damon_event_find(const char *sysfs_root, char *path, size_t size)
 
 		if (n < 0 || (size_t)n >= size)
 			return -ENAMETOOLONG;
-		if (access(path, R_OK) == 0)
+		/* Opened, not access(2)ed: access checks the real uid without the capabilities
+		 * (a service's dynamic user reads tracefs through CAP_DAC_OVERRIDE). */
+		int fd = file_open_regular(path, 0);
+
+		if (fd >= 0) {
+			close(fd);
 			return 0;
+		}
 		if (!first)
-			first = -errno;
+			first = fd;
 	}
 	snprintf(path, size, "%s/%s/" DAMON_EVENT_REL, sysfs_root, tracing[0]);
 	return first;

@@ -72,13 +72,26 @@ static void targets_free(struct target *t, size_t n)
 
 /* ---- processes -> targets ---------------------------------------------------------------- */
 
+/* Selected, and large enough to be worth a target (DAMON_MIN_RSS_MIB: shells and short
+ * commands would only make the target list churn, and each target costs regions). */
 static bool selected(const struct damon_source *s, const struct pghotd_config *cfg, pid_t pid)
 {
 	struct proc_info info;
 
 	if (pid == s->d.self_pid || proc_info_read(s->d.procfs_root, pid, &info) < 0)
 		return false;
-	return !info.kernel_thread && proc_filter_match(cfg, &info);
+	return !info.kernel_thread && info.rss_bytes >= (uint64_t)DAMON_MIN_RSS_MIB << 20 &&
+	       proc_filter_match(cfg, &info);
+}
+
+/* Index of pid in t[0..n), or n. */
+static size_t target_find(const struct target *t, size_t n, pid_t pid)
+{
+	size_t i = 0;
+
+	while (i < n && t[i].p.pid != pid)
+		i++;
+	return i;
 }
 
 /* Where pid last ran, for the events' accessing CPU and node. */
@@ -95,7 +108,9 @@ static void target_cpu(const struct damon_source *s, const struct pghotd_config 
 		t->p.node = topology_cpu_node(cfg->topo, t->p.cpu);
 }
 
-/* The selected processes, in pid order (at most DAMON_MAX_TARGETS). */
+/* The selected processes (at most DAMON_MAX_TARGETS): those already targets first, in their
+ * order, then the new ones. DAMON commits targets by position, each keeping the regions of
+ * the one it replaces, so a stable order keeps every process's regions its own. */
 static int list_targets(struct damon_source *s, const struct pghotd_config *cfg,
 			struct target **out, size_t *nout)
 {
@@ -118,6 +133,17 @@ static int list_targets(struct damon_source *s, const struct pghotd_config *cfg,
 	free(pids);
 	if (!t)
 		return -ENOMEM;
+	/* Stable order: the pids that are targets already move to the front, in their order. */
+	for (size_t i = 0, at = 0; i < s->ntg; i++) {
+		size_t j = target_find(t, k, s->tg[i].p.pid);
+
+		if (j < k) {
+			struct target tmp = t[at];
+
+			t[at] = t[j], t[j] = tmp;
+			at++;
+		}
+	}
 	*out = t;
 	*nout = k;
 	return 0;
@@ -168,8 +194,11 @@ static void kdamond_follow(struct damon_source *s)
 {
 	pid_t pid = 0;
 	uint64_t us;
+	int r = damon_sysfs_kdamond_pid(s->kd, &pid);
 
-	if (damon_sysfs_kdamond_pid(s->kd, &pid) < 0)
+	if (r < 0 && r != -ESRCH)
+		return; /* unread: keep following the one we know */
+	if (r < 0)
 		pid = 0;
 	if (pid != s->kpid) {
 		s->kcpu_done_us += s->kcpu_us;
@@ -182,8 +211,26 @@ static void kdamond_follow(struct damon_source *s)
 		stats_set(s->d.stats, ST_DAMON_KDAMOND_CPU_US, s->kcpu_done_us + s->kcpu_us);
 }
 
-/* Lists the processes and commits a changed target set or changed intervals. */
+static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg);
+
+/* Lists the processes and commits a changed target set or changed intervals. A process
+ * listed may exit before the commit, which the kernel then refuses: list again, a few times. */
 static int refresh(struct damon_source *s, const struct pghotd_config *cfg)
+{
+	int r = 0;
+
+	for (int i = 0; i < 3; i++) {
+		r = refresh_once(s, cfg);
+		if (r != -EINVAL && r != -ESRCH && r != -ENOENT)
+			break;
+	}
+	if (r < 0)
+		log_warning_errno(r, "damon: cannot set the targets of kdamond %u",
+				  damon_sysfs_index(s->kd));
+	return r;
+}
+
+static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 {
 	struct damon_attrs a = attrs_of(cfg);
 	struct target *t;
@@ -211,8 +258,7 @@ static int refresh(struct damon_source *s, const struct pghotd_config *cfg)
 	free(pids);
 	if (r < 0) {
 		targets_free(t, n);
-		return log_warning_errno(r, "damon: cannot set %zu targets on kdamond %u", n,
-					 damon_sysfs_index(s->kd));
+		return r;
 	}
 	targets_free(s->old, s->nold);
 	s->old = s->tg, s->nold = s->ntg;

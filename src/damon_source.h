@@ -10,7 +10,8 @@
  * region; the tracepoint names the target index and costs a record per region in a ring.
  *
  * The targets follow the processes: every DAMON_REFRESH_MS the procfs root is listed, the
- * `processes` selection applied (proc_filter.h; pghotd itself and kernel threads never), and
+ * `processes` selection applied (proc_filter.h; pghotd itself, kernel threads and processes
+ * of less than DAMON_MIN_RSS_MIB resident never), and
  * a changed set (or changed intervals after a reload) is committed to the running kdamond.
  * Regions reported before a commit returned keep the target list they were counted with
  * (samples carry CLOCK_MONOTONIC times). Records of another thread than our kdamond are
@@ -33,6 +34,7 @@
 #define DAMON_REGIONS_DRAIN 65536      /* regions kept per drain; more are counted lost */
 #define DAMON_PAGES_DRAIN   (1u << 20) /* pagemap entries read per drain at most (4 GiB) */
 #define DAMON_UPDATE_US	    1000000    /* DAMON's default: VMAs re-read once a second */
+#define DAMON_MIN_RSS_MIB   8	       /* smaller processes are no targets */
 
 struct cold_list;
 struct procs;

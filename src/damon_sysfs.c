@@ -43,12 +43,24 @@ static int path_of(char *buf, size_t size, const char *dir, long idx, const char
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/* DAMON's sysfs answers -EBUSY while its lock is held, which the running kdamond takes for a
+ * moment every sampling interval: such a read or write is tried again, a millisecond apart,
+ * up to BUSY_TRIES times (a write the kernel refuses for a running kdamond stays -EBUSY). */
+#define BUSY_TRIES 50
+
 static int kd_read(const char *dir, long idx, const char *rel, char *buf, size_t size)
 {
 	char path[PATH_MAX];
 	int r = path_of(path, sizeof(path), dir, idx, rel);
 
-	return r < 0 ? r : file_read_line(path, buf, size);
+	for (int i = 0; r == 0 || (r == -EBUSY && i < BUSY_TRIES); i++) {
+		if (i)
+			usleep(1000);
+		r = file_read_line(path, buf, size);
+		if (r != -EBUSY)
+			break;
+	}
+	return r;
 }
 
 static int kd_write(const char *dir, long idx, const char *rel, const char *val)
@@ -56,7 +68,14 @@ static int kd_write(const char *dir, long idx, const char *rel, const char *val)
 	char path[PATH_MAX];
 	int r = path_of(path, sizeof(path), dir, idx, rel);
 
-	return r < 0 ? r : file_write_attr(path, val);
+	for (int i = 0; r == 0 || (r == -EBUSY && i < BUSY_TRIES); i++) {
+		if (i)
+			usleep(1000);
+		r = file_write_attr(path, val);
+		if (r != -EBUSY)
+			break;
+	}
+	return r;
 }
 
 static int kd_write_u64(const char *dir, long idx, const char *rel, uint64_t v)
@@ -386,15 +405,12 @@ int damon_sysfs_set_targets(struct damon_kdamond *k, const struct damon_attrs *a
 	if (r < 0)
 		return r;
 	if (on) {
-		if (kd_write(k->dir, k->index, "state", "commit") == 0)
-			return 0;
-		/* A kernel that cannot commit this change, or a kdamond that stopped since
-		 * (every target gone): start it again with the new targets. */
-		if (kd_on(k)) {
-			r = kd_write(k->dir, k->index, "state", "off");
-			if (r < 0)
-				return r;
-		}
+		r = kd_write(k->dir, k->index, "state", "commit");
+		/* Refused while it runs (a target exited since it was listed): the caller lists
+		 * again; its regions stay. Refused because it stopped since (every target gone):
+		 * start it with the new targets. */
+		if (r == 0 || kd_on(k))
+			return r;
 	}
 	return kd_write(k->dir, k->index, "state", "on");
 }

@@ -247,18 +247,18 @@ static void hot_region_gives_an_access_for_each_slow_page(void **state)
 	assert_int_equal(cold_list_len(f->cold), 0);
 }
 
-static void region_below_a_quarter_of_the_samples_is_not_read(void **state)
+static void region_below_half_of_the_samples_is_not_read(void **state)
 {
 	struct fx *f = *state;
-	struct damon_region r = region(8, 4, 3); /* 4 x 4 < 20 samples */
+	struct damon_region r = region(8, 9, 3); /* 9 x 2 < 20 samples */
 
 	assert_false(damon_region_hot(f->cfg, &r));
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 0);
 	assert_int_equal(f->pm.calls, 0);
 	assert_int_equal(f->got.n, 0);
-	r.nr_accesses = 5; /* 5 x 4 = 20: a quarter */
+	r.nr_accesses = 10; /* 10 x 2 = 20: half */
 	assert_true(damon_region_hot(f->cfg, &r));
-	f->cfg->sources.damon.aggr_us = 400000; /* 80 samples: 5 is no longer a quarter */
+	f->cfg->sources.damon.aggr_us = 400000; /* 80 samples: 10 is no longer half */
 	assert_false(damon_region_hot(f->cfg, &r));
 }
 
@@ -308,7 +308,7 @@ int main(void)
 	    cmocka_unit_test(rejects_a_format_without_a_field_or_an_id),
 	    cmocka_unit_test(decodes_a_record_and_refuses_a_short_one),
 	    T(hot_region_gives_an_access_for_each_slow_page),
-	    T(region_below_a_quarter_of_the_samples_is_not_read),
+	    T(region_below_half_of_the_samples_is_not_read),
 	    T(idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass),
 	    T(reads_no_more_than_the_page_budget),
 	};
