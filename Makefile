@@ -7,9 +7,9 @@ MESON_OPTS ?= -Dwerror_ci=true
 DEB_PACKAGES := meson ninja-build pkg-config gcc clang libnuma-dev libpfm4-dev libconfig-dev \
 	libsystemd-dev libzstd-dev libcmocka-dev liburcu-dev groff-base systemd util-linux numactl linux-perf \
 	linux-source-6.1 qemu-system-x86 busybox-static gnuplot-nox bc bison flex libelf-dev libssl-dev cpio xz-utils \
-	mmdebstrap e2fsprogs
+	mmdebstrap e2fsprogs debhelper build-essential lintian
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-fuzz test-vm soak bench bench-vm run demo clean
+.PHONY: all deps build deb test test-unit test-asan test-tsan test-fuzz test-vm soak bench bench-vm run demo clean
 
 all: build
 
@@ -24,6 +24,13 @@ deps:
 		     $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/tmp/pghotd-deps.log 2>&1; } \
 		|| { tail -20 /tmp/pghotd-deps.log; exit 1; }; \
 	fi
+
+# The Debian package: $(BUILD)/deb/pghotd_<version>_<arch>.deb, built by dpkg-buildpackage -b from
+# a copy of the tree (tools/build-deb; the tree stays clean), its unit suite run in the build
+# (DEB_BUILD_OPTIONS=nocheck skips it), lintian-clean. Install it with
+# apt-get install ./$(BUILD)/deb/pghotd_<version>_<arch>.deb.
+deb: deps
+	DEB_BUILD_OPTIONS="$${DEB_BUILD_OPTIONS-}" tools/build-deb --lint --out $(BUILD)/deb
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) $(MESON_OPTS)
