@@ -3,7 +3,8 @@
  * A plain array under a mutex, unsorted between takes: a take sorts it coldest first (a few
  * thousand entries, once per interval and node while demoting), which also makes an offer
  * into a full list cheap to trim (sort, keep the colder half). The sort also drops a page's
- * older entries: a page too young for a take stays listed, and the source may offer it again. */
+ * repeated entries (a page too young for a take stays listed, and the source may offer it
+ * again): one per page and idle time, the latest offer. */
 #include "cold_list.h"
 
 #include <errno.h>
@@ -51,6 +52,7 @@ void cold_list_free(struct cold_list *cl)
 	free(cl);
 }
 
+/* Coldest first; a page's entries together, its latest offer first. */
 static int by_coldness(const void *a, const void *b)
 {
 	const struct cold_page *x = a, *y = b;
@@ -59,33 +61,26 @@ static int by_coldness(const void *a, const void *b)
 		return x->idle_since_ms < y->idle_since_ms ? -1 : 1;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
-}
-
-/* A page's entries together, its latest offer first. */
-static int by_page_latest_first(const void *a, const void *b)
-{
-	const struct cold_page *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
 	if (x->vaddr != y->vaddr)
 		return x->vaddr < y->vaddr ? -1 : 1;
 	return x->offered_ms > y->offered_ms ? -1 : x->offered_ms < y->offered_ms;
 }
 
-/* One entry per page, coldest first. A page offered again (a new epoch while its first offer
- * was still too young to be taken) keeps its latest offer: the freshest idle time known. */
+/* Sorts coldest first and keeps one entry per page and idle time: a page offered again (a new
+ * epoch while its first offer was too young to be taken) keeps its latest offer. */
 static void sort_coldest_first(struct cold_list *cl)
 {
 	size_t k = 0;
 
-	qsort(cl->e, cl->n, sizeof(*cl->e), by_page_latest_first);
-	for (size_t i = 0; i < cl->n; i++)
-		if (!k || cl->e[i].pid != cl->e[k - 1].pid || cl->e[i].vaddr != cl->e[k - 1].vaddr)
-			cl->e[k++] = cl->e[i];
-	cl->n = k;
 	qsort(cl->e, cl->n, sizeof(*cl->e), by_coldness);
+	for (size_t i = 0; i < cl->n; i++) {
+		const struct cold_page *c = &cl->e[i], *last = k ? &cl->e[k - 1] : NULL;
+
+		if (!last || c->pid != last->pid || c->vaddr != last->vaddr ||
+		    c->idle_since_ms != last->idle_since_ms)
+			cl->e[k++] = *c;
+	}
+	cl->n = k;
 }
 
 void cold_list_offer(struct cold_list *cl, const struct cold_page *pages, size_t n)
@@ -94,7 +89,8 @@ void cold_list_offer(struct cold_list *cl, const struct cold_page *pages, size_t
 	for (size_t i = 0; i < n; i++) {
 		if (cl->n == cl->cap) {
 			sort_coldest_first(cl);
-			cl->n = cl->cap / 2; /* the warmer half goes */
+			if (cl->n > cl->cap / 2)
+				cl->n = cl->cap / 2; /* the warmer half goes */
 		}
 		cl->e[cl->n++] = pages[i];
 	}
@@ -112,7 +108,9 @@ size_t cold_list_take(struct cold_list *cl, int node, uint64_t now_ms, uint64_t 
 		const struct cold_page *c = &cl->e[i];
 		bool stale = now_ms > c->offered_ms && now_ms - c->offered_ms > max_age_ms;
 
-		bool idle = now_ms >= c->idle_since_ms && now_ms - c->idle_since_ms >= min_idle_ms;
+		/* An idle time stamped after now (another thread's clock) counts as none. */
+		uint64_t idle_ms = now_ms > c->idle_since_ms ? now_ms - c->idle_since_ms : 0;
+		bool idle = idle_ms >= min_idle_ms;
 
 		if (stale)
 			continue;
