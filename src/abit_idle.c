@@ -1669,23 +1669,24 @@ static int abit_maybe_refresh(struct abit *a, const struct pghotd_config *cfg)
 
 /* Fast-node room, read once a round: the threshold a fresh page's first access is worth. While
  * the fast node with the most free memory has twice the reserve free (the larger of
- * promotion.min_free_percent and, with demotion on, demotion.free_target_percent), one access
- * makes the page hot, as the kernel's NUMA balancing promotes on the first fault while a node
- * has room: a wrong guess costs a move the room can take. Between the reserve and twice it the
- * threshold rises back to promotion.threshold, which holds at the reserve and below. 0 when no
- * fast node could be read (no first evidence). */
+ * promotion.min_free_percent and, with demotion on, demotion.free_target_percent), the first
+ * evidence counts as two accesses: at the shipped threshold of 2 one
+ * access makes the page hot, as the kernel's NUMA balancing promotes on the first fault while
+ * a node has room (a wrong guess costs a move the room can take), while an operator's higher
+ * threshold keeps its meaning (255 still asks for 254 more). With less room, no first
+ * evidence: the threshold rises back to promotion.threshold. 0 when no fast node could be
+ * read or the threshold is 1 already. */
 static unsigned abit_first_threshold(const struct abit *a)
 {
 	const struct pghotd_config *cfg = a->cfg;
 	const struct topology *t = cfg->topo;
-	unsigned thr = cfg->promotion.threshold ? cfg->promotion.threshold : 1, level, best = 0;
-	bool any = false;
+	unsigned thr = cfg->promotion.threshold, level, best = 0;
 
 	level = cfg->promotion.min_free_percent;
 	if (cfg->demotion.enabled && cfg->demotion.free_target_percent > level)
 		level = cfg->demotion.free_target_percent;
 	level = level ? level : 1;
-	for (int n = 0; t && n < t->nr_nodes; n++) {
+	for (int n = 0; t && n < t->nr_nodes && thr > 1; n++) {
 		uint64_t total, free_b;
 		unsigned pct;
 
@@ -1693,17 +1694,9 @@ static unsigned abit_first_threshold(const struct abit *a)
 		    topology_read_meminfo(t, n, &total, &free_b) < 0 || !total)
 			continue;
 		pct = (unsigned)(free_b * 100 / total);
-		best = !any || pct > best ? pct : best;
-		any = true;
+		best = pct > best ? pct : best;
 	}
-	if (!any || thr <= 1)
-		return 0;
-	if (best >= 2 * level)
-		return 1;
-	if (best <= level)
-		return 0;
-	/* Linear between the reserve (thr) and twice it (1). */
-	return thr - (thr - 1) * (best - level) / level;
+	return best >= 2 * level ? thr - 1 : 0;
 }
 
 /* A process scanned in full, at a step: its fresh regions (first look) and those with quick

@@ -26,9 +26,9 @@
  * again by the next QUICK_STEPS steps (quick looks), so a page used all the time counts twice
  * within a quarter of a scan interval of the first look; arrivals on the slow tier wake their
  * regions for the next step. A page the last look learned (fresh) and this look, within a
- * quarter of a scan interval, found accessed is first evidence: delivered with threshold 1
- * while the fast node with most free memory has twice the promotion reserve free, rising back
- * to promotion.threshold at the reserve (abit_first_threshold()).
+ * quarter of a scan interval, found accessed is first evidence: delivered with a threshold one
+ * below promotion.threshold while the fast node with most free memory has twice the promotion
+ * reserve free (abit_first_threshold()).
  *
  * With sources.abit.mode = "regions" a round is preceded by ABIT_SAMPLES_PER_ROUND - 1 sampling
  * steps (abit_round runs one step per call, and every ABIT_SAMPLES_PER_ROUND-th call is also a

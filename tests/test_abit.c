@@ -1593,8 +1593,9 @@ static void test_region_waking_from_idleness_gets_quick_looks(void **state)
 }
 
 /* A fresh page (learned by the last look) found accessed by a look within a quarter of a scan
- * interval is first evidence: while the fast node has twice the reserve free, one access makes
- * it hot (threshold 1); with less room the configured threshold holds. A later access, or one
+ * interval is first evidence: while the fast node has twice the reserve free, it counts one
+ * access more (threshold 1 at the shipped 2, 254 at 255); with less room the configured
+ * threshold holds. A later access, or one
  * seen after a longer gap, carries no lower threshold. */
 static void test_first_evidence_counts_while_the_fast_node_has_room(void **state)
 {
@@ -1619,6 +1620,17 @@ static void test_first_evidence_counts_while_the_fast_node_has_room(void **state
 	assert_int_equal(fx_round(f), 2);
 	assert_int_equal(f->ev[1].threshold, 0);
 	assert_int_equal(f->ev[2].threshold, 0);
+
+	/* An operator's higher threshold keeps its meaning: first evidence is one access more. */
+	f->cfg->promotion.threshold = 255;
+	fx_proc(f, 300, "strict", 1, VA, VA + REGION);
+	fx_map(f, 300, VA, SLOW_PFN + 200, LRU);
+	assert_true(fx_round(f) >= 0);
+	fx_access(f, SLOW_PFN + 200);
+	assert_int_equal(fx_step(f), 1);
+	assert_int_equal(f->ev[f->nev - 1].pid, 300);
+	assert_int_equal(f->ev[f->nev - 1].threshold, 254);
+	f->cfg->promotion.threshold = 2;
 
 	/* Node 0 short (6% free, under twice the 5% reserve): the threshold rises. */
 	fx_node_used(f, 0, 65536 - 65536 * 6 / 100);
