@@ -261,9 +261,13 @@ static int wl_place(struct wl *w)
 		fprintf(stderr, "workload: mbind(node %d): %s\n", w->o.slow_node, strerror(err));
 		return -err;
 	}
-	for (size_t i = 0; i < w->npages; i++)
+	/* One pass, each page written once (its first byte and its stamp together): a second
+	 * pass over freshly placed pages would be their first use as the Accessed-bit source sees
+	 * it, and with DRAM free that promotes them (pghotd.conf(5), promotion.threshold). */
+	for (size_t i = 0; i < w->npages; i++) {
 		w->base[i * PAGE] = (char)i;
-	wl_stamp((unsigned char *)w->base, w->npages, PAGE, w->o.seed);
+		wl_stamp_page((unsigned char *)w->base, PAGE, i, w->o.seed);
+	}
 	/* Back to the default policy, or NUMA balancing would never move these pages. */
 	if (wl_mbind(w->base, len, MPOL_DEFAULT_, -1) < 0) {
 		int err = errno;

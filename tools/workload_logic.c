@@ -106,13 +106,17 @@ uint64_t wl_stamp_word(uint64_t seed, size_t page)
 	return wl_rand(&st);
 }
 
+void wl_stamp_page(unsigned char *base, size_t page_size, size_t page, uint64_t seed)
+{
+	uint64_t w = wl_stamp_word(seed, page);
+
+	memcpy(base + page * page_size + WL_STAMP_OFFSET, &w, sizeof(w));
+}
+
 void wl_stamp(unsigned char *base, size_t n, size_t page_size, uint64_t seed)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint64_t w = wl_stamp_word(seed, i);
-
-		memcpy(base + i * page_size + WL_STAMP_OFFSET, &w, sizeof(w));
-	}
+	for (size_t i = 0; i < n; i++)
+		wl_stamp_page(base, page_size, i, seed);
 }
 
 size_t wl_verify(const unsigned char *base, size_t n, size_t page_size, uint64_t seed,

@@ -50,6 +50,8 @@ void wl_track(const int *status, const bool *hot_page, size_t n, int fast, int8_
 #define WL_STAMP_OFFSET (4096 - 8)
 uint64_t wl_stamp_word(uint64_t seed, size_t page);
 void wl_stamp(unsigned char *base, size_t n, size_t page_size, uint64_t seed);
+/* The stamp of page alone (wl_stamp() is this for pages 0..n). */
+void wl_stamp_page(unsigned char *base, size_t page_size, size_t page, uint64_t seed);
 size_t wl_verify(const unsigned char *base, size_t n, size_t page_size, uint64_t seed,
 		 size_t *first, uint64_t *want, uint64_t *got);
 
