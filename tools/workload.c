@@ -261,13 +261,12 @@ static int wl_place(struct wl *w)
 		fprintf(stderr, "workload: mbind(node %d): %s\n", w->o.slow_node, strerror(err));
 		return -err;
 	}
-	/* One pass, each page written once (its first byte and its stamp together): a second
-	 * pass over freshly placed pages would be their first use as the Accessed-bit source sees
-	 * it, and with DRAM free that promotes them (pghotd.conf(5), promotion.threshold). */
-	for (size_t i = 0; i < w->npages; i++) {
-		w->base[i * PAGE] = (char)i;
+	/* One store per page, its stamp, which also places it: a second store to a freshly placed
+	 * page would be its first use as the Accessed-bit source sees it, and with DRAM free that
+	 * promotes it (pghotd.conf(5), promotion.threshold); even two stores a few instructions
+	 * apart let a scan that lands between them see that. */
+	for (size_t i = 0; i < w->npages; i++)
 		wl_stamp_page((unsigned char *)w->base, PAGE, i, w->o.seed);
-	}
 	/* Back to the default policy, or NUMA balancing would never move these pages. */
 	if (wl_mbind(w->base, len, MPOL_DEFAULT_, -1) < 0) {
 		int err = errno;
