@@ -1128,6 +1128,19 @@ static int open_pagemap(const struct abit *a, pid_t pid)
 	return fd < 0 ? -errno : fd;
 }
 
+/* p's pagemap in *fd, opened at its first use in a pass; false, with p marked gone when it
+ * exited or is not ours to read, when it cannot be opened. */
+static bool proc_pagemap(const struct abit *a, struct abit_proc *p, int *fd)
+{
+	if (*fd < 0)
+		*fd = open_pagemap(a, p->pid);
+	if (*fd >= 0)
+		return true;
+	/* Exited, or not ours to read: neither is worth a log line. */
+	p->gone = errno_means_gone(*fd) || *fd == -EACCES || *fd == -EPERM;
+	return false;
+}
+
 /* Scans the due regions of p from region index from, while the budget lasts. Returns 1 when
  * the budget ran out (cursor saved), 0 when done with p, -EPERM when the source became
  * unavailable. Other errors are remembered in a->error and end p's scan for this round. */
@@ -1147,13 +1160,8 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 			r = 1;
 			break;
 		}
-		if (fd < 0)
-			fd = open_pagemap(a, p->pid);
-		if (fd < 0) {
-			/* Exited, or not ours to read: neither is worth a log line. */
-			p->gone = errno_means_gone(fd) || fd == -EACCES || fd == -EPERM;
+		if (!proc_pagemap(a, p, &fd))
 			break;
-		}
 		r = region_scan(a, p, g, fd);
 		if (r == -ESRCH) {
 			p->gone = true;
@@ -1718,12 +1726,8 @@ static int proc_quick(struct abit *a, struct abit_proc *p)
 			continue;
 		if (!token_bucket_take(&a->budget, g->npages))
 			break;
-		if (fd < 0)
-			fd = open_pagemap(a, p->pid);
-		if (fd < 0) {
-			p->gone = errno_means_gone(fd) || fd == -EACCES || fd == -EPERM;
+		if (!proc_pagemap(a, p, &fd))
 			break;
-		}
 		g->quick -= g->quick != 0; /* before the scan, which may ask for more */
 		r = region_scan(a, p, g, fd);
 		if (r == -ESRCH) {
