@@ -32,6 +32,16 @@ vm_vmstat_delta() {
 vm_ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
 vm_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
 
+# vm_placed ON_SLOW PAGES: true when the workload's buffer started on the slow node, 99% of it
+# at the workload's first look with pghotd running. Not all of it: x86 installs an anonymous
+# page's PTE without the Accessed bit and the faulting store's retry sets it, so a page marked
+# idle in between reads accessed at the next look, first evidence, promoted with DRAM free
+# before that first look. A page is marked only on an LRU list, which a new page mostly is not
+# (it waits in a per-CPU batch) except while move_pages runs (it disables those batches), as
+# when two workloads place their buffers while pghotd promotes one of them. A failed
+# placement, or first evidence misread from placement, moves far more than 1%.
+vm_placed() { awk -v a="$1" -v n="$2" 'BEGIN { exit !(n > 0 && a + 0 >= int(n * 0.99)) }'; }
+
 # The hot set workload of scenarios 1 and 7 and of the demo: 256 MiB placed on node 1, 10%
 # hot (uniform), every cold page read once every 10 s, placement sampled every 0.25 s. The
 # duration covers two cold sweeps and a scan round after the second; PGHOTD_VM_DURATION
