@@ -9,26 +9,20 @@
  * Rate limit: the bucket is charged before the move with each page's real size and refunded
  * for pages whose status says they did not move, so only what moved is paid for. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <numaif.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cold_list.h"
 #include "config_pub.h"
-#include "fileio.h"
 #include "hot_table.h"
 #include "log.h"
-#include "pagemap.h"
 #include "procs.h"
 #include "promoter.h"
 #include "stats.h"
@@ -66,6 +60,8 @@ struct interval_tally {
 
 struct promoter {
 	struct promoter_deps d;
+	struct promoter_sys sys; /* the real ops' context, when the ops bring none */
+	void *ctx;		 /* the ops' context: theirs, or sys */
 	struct token_bucket bucket;
 	bool bucket_ready;
 	struct token_bucket *cur; /* the bucket paying for the pages being moved */
@@ -135,12 +131,6 @@ static unsigned batch_size(const struct pghotd_config *cfg)
 	return b > PROMOTER_MAX_BATCH ? PROMOTER_MAX_BATCH : b;
 }
 
-/* A PMD maps one page table page of 8-byte entries: 2 MiB with 4 KiB pages. */
-static uint64_t pmd_size(uint64_t base_page)
-{
-	return base_page * (base_page / 8);
-}
-
 int promoter_new(const struct promoter_deps *deps, struct promoter **out)
 {
 	struct promoter *p;
@@ -150,10 +140,12 @@ int promoter_new(const struct promoter_deps *deps, struct promoter **out)
 	if (!p)
 		return -ENOMEM;
 	p->d = *deps;
+	promoter_sys_init(&p->sys, deps->procfs_root);
+	p->ctx = deps->ops->ctx ? deps->ops->ctx : &p->sys;
 	if (p->d.kick_mark == 0)
 		p->d.kick_mark = PROMOTER_MAX_BATCH;
 	p->base_page = ps > 0 ? (uint64_t)ps : 4096;
-	p->huge_page = pmd_size(p->base_page);
+	p->huge_page = promoter_pmd_size(p->base_page);
 	p->cur = &p->bucket;
 	p->work = calloc(PROMOTER_WORK_MAX, sizeof(*p->work));
 	p->deferred = calloc(PROMOTER_WORK_MAX, sizeof(*p->deferred));
@@ -185,10 +177,11 @@ void promoter_free(struct promoter *p)
 	if (!p)
 		return;
 	promoter_stop(p);
-	now = p->d.ops->now_ms(p->d.ops->ctx);
+	now = p->d.ops->now_ms(p->ctx);
 	for (size_t i = 0; i < p->nr_deferred; i++)
 		hot_table_done(p->d.hot, &p->deferred[i].c, HOT_RETRY, now);
 	worker_fini(&p->w);
+	promoter_sys_fini(&p->sys);
 	free(p->work);
 	free(p->deferred);
 	free(p->cold);
@@ -205,7 +198,13 @@ bool promoter_node_paused(const struct promoter *p, int node)
 	return node >= 0 && node < TOPO_MAX_NODES && p->paused[node];
 }
 
-static void pagemap_cache_drop(void);
+/* What the ops keep about the processes they served is dropped: the end of an interval, or a
+ * process forgotten. */
+static void release(struct promoter *p)
+{
+	if (p->d.ops->release)
+		p->d.ops->release(p->ctx);
+}
 
 /* ---- settling ---------------------------------------------------------------------- */
 
@@ -265,7 +264,7 @@ static void refresh_free_once(struct promoter *p, const struct pghotd_config *cf
 	if (p->free_fresh)
 		return;
 	p->free_fresh = true;
-	r = p->d.ops->refresh_free(p->d.ops->ctx, t);
+	r = p->d.ops->refresh_free(p->ctx, t);
 	if (r < 0)
 		log_warning_errno(r, "cannot refresh free memory, using the last reading");
 	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES; n++) {
@@ -476,7 +475,7 @@ static bool settle_status(struct promoter *p, const struct pghotd_config *cfg, s
 static long do_move_pages(struct promoter *p, pid_t pid, unsigned long n, const int *nodes,
 			  int *status, int flags)
 {
-	long r = p->d.ops->move_pages(p->d.ops->ctx, pid, n, p->addrs, nodes, status, flags);
+	long r = p->d.ops->move_pages(p->ctx, pid, n, p->addrs, nodes, status, flags);
 
 	return r == -EINVAL ? -ESRCH : r;
 }
@@ -548,7 +547,7 @@ static void fetch_sizes(struct promoter *p, pid_t pid, size_t n)
 	}
 	if (k == 0)
 		return;
-	r = p->d.ops->page_sizes(p->d.ops->ctx, pid, p->vaddrs, k, p->lookup);
+	r = p->d.ops->page_sizes(p->ctx, pid, p->vaddrs, k, p->lookup);
 	if (r < 0) {
 		log_debug("page sizes of pid=%d unknown (%s), charging base pages", (int)pid,
 			  strerror(-r));
@@ -579,7 +578,7 @@ static void forget_process(struct promoter *p, uint32_t proc, pid_t pid, struct 
 		/* Cold pages hold no hot table entry; the process is the sources' to forget. */
 		if (!reused)
 			stats_demote_fail(p->d.stats, FAIL_NOPROC, 1);
-		pagemap_cache_drop();
+		release(p);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -595,7 +594,7 @@ static void forget_process(struct promoter *p, uint32_t proc, pid_t pid, struct 
 		stats_fail(p->d.stats, FAIL_NOPROC, 1);
 	hot_table_forget_proc(p->d.hot, proc);
 	procs_forget(p->d.procs, proc);
-	pagemap_cache_drop();
+	release(p);
 	stats_add(p->d.stats, ST_PROCESSES_FORGOTTEN, 1);
 	if (!reused)
 		log_info("pid=%d is gone, forgetting its pages", (int)pid);
@@ -919,7 +918,7 @@ static bool go_near(struct promoter *p, const struct pghotd_config *cfg, pid_t p
 	if (pid == p->near_pid)
 		return true;
 	if (!cfg->promotion.move_near_task || cfg->dry_run || !p->d.ops->run_near ||
-	    p->d.ops->run_near(p->d.ops->ctx, pid) < 0)
+	    p->d.ops->run_near(p->ctx, pid) < 0)
 		return false;
 	p->near_pid = pid;
 	return true;
@@ -1284,8 +1283,7 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 			continue; /* every page was of a gone process: take more */
 		if (p->nr_work == 0) {
 			if (round == 0 && p->near_pinned && p->d.ops->run_anywhere) {
-				p->d.ops->run_anywhere(
-				    p->d.ops->ctx); /* idle: let it run anywhere */
+				p->d.ops->run_anywhere(p->ctx); /* idle: let it run anywhere */
 				p->near_pinned = false;
 			}
 			break;
@@ -1296,7 +1294,7 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 		if (popped == 0)
 			break;
 	}
-	pagemap_cache_drop();
+	release(p);
 	log_interval(p);
 	return moved > INT_MAX ? INT_MAX : (int)moved;
 }
@@ -1316,15 +1314,14 @@ int promoter_move_batch(struct promoter *p, const struct pghotd_config *cfg, pid
 		p->nodes[i] = target;
 	}
 	fetch_sizes(p, pid, n);
-	pagemap_cache_drop(); /* one call is its own interval */
+	release(p); /* one call is its own interval */
 	if (!settle_it) {
 		/* No hot table behind the candidates: count nothing, report statuses only. */
 		for (size_t i = 0; i < n; i++) {
 			p->addrs[i] = (void *)(uintptr_t)c[i].vaddr;
 			status[i] = STATUS_UNWRITTEN;
 		}
-		r = p->d.ops->move_pages(p->d.ops->ctx, pid, n, p->addrs, p->nodes, status,
-					 MPOL_MF_MOVE);
+		r = p->d.ops->move_pages(p->ctx, pid, n, p->addrs, p->nodes, status, MPOL_MF_MOVE);
 		if (r < 0)
 			return (int)r;
 		r = 0;
@@ -1361,13 +1358,13 @@ void promoter_kick_if_full(struct promoter *p)
  * (waking early then would only find an empty bucket). */
 static void wait_interval(struct promoter *p, unsigned interval_ms)
 {
-	uint64_t start = p->d.ops->now_ms(p->d.ops->ctx);
+	uint64_t start = p->d.ops->now_ms(p->ctx);
 	uint64_t deadline = start + interval_ms, now = start;
 
 	while (!worker_stopping(&p->w) && now < deadline) {
 		if (worker_sleep(&p->w, (int)(deadline - now), &p->kicked) && !p->limited)
 			return;
-		now = p->d.ops->now_ms(p->d.ops->ctx);
+		now = p->d.ops->now_ms(p->ctx);
 	}
 }
 
@@ -1377,7 +1374,7 @@ static void *promoter_thread(void *arg)
 
 	while (!worker_stopping(&p->w)) {
 		const struct pghotd_config *cfg = config_pub_get(p->pub, p->slot);
-		int r = promoter_run_once(p, cfg, p->d.ops->now_ms(p->d.ops->ctx));
+		int r = promoter_run_once(p, cfg, p->d.ops->now_ms(p->ctx));
 
 		if (r < 0)
 			log_warning_errno(r, "promotion interval failed");
@@ -1413,270 +1410,3 @@ void promoter_stop(struct promoter *p)
 	config_pub_unregister(p->pub, p->slot);
 	p->slot = -1;
 }
-
-/* ---- real ops ---------------------------------------------------------------------- */
-
-static long real_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages,
-			    const int *nodes, int *status, int flags)
-{
-	long r;
-
-	(void)ctx;
-	r = move_pages(pid, count, pages, nodes, status, flags);
-	return r < 0 ? -errno : r;
-}
-
-/* The promoter thread's own CPU mask before its first run_near, restored by run_anywhere
- * (only the promoter thread calls these). */
-static cpu_set_t anywhere_mask;
-static bool anywhere_saved;
-static int pinned_cpu = -1; /* the CPU run_near holds the thread on, -1 none */
-
-static int real_run_near(void *ctx, pid_t pid)
-{
-	char path[64], line[1024];
-	uint64_t start;
-	cpu_set_t one;
-	int cpu;
-
-	(void)ctx;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (file_read_line(path, line, sizeof(line)) < 0 ||
-	    stat_parse_start_cpu(line, &start, &cpu) < 0 || cpu < 0 || cpu >= CPU_SETSIZE)
-		return -ESRCH;
-	if (!anywhere_saved) {
-		if (sched_getaffinity(0, sizeof(anywhere_mask), &anywhere_mask) < 0)
-			return -errno;
-		anywhere_saved = true;
-	}
-	if (!CPU_ISSET(cpu, &anywhere_mask))
-		return -EPERM; /* a CPU pghotd may not use (cpuset): stay where we are */
-	if (cpu == pinned_cpu)
-		return 0;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one) < 0)
-		return -errno;
-	pinned_cpu = cpu;
-	return 0;
-}
-
-static void real_run_anywhere(void *ctx)
-{
-	(void)ctx;
-	if (pinned_cpu < 0)
-		return;
-	if (sched_setaffinity(0, sizeof(anywhere_mask), &anywhere_mask) < 0)
-		log_warning_errno(-errno, "cannot restore the promoter's CPU affinity");
-	pinned_cpu = -1;
-}
-
-static uint64_t real_now_ms(void *ctx)
-{
-	struct timespec ts;
-
-	(void)ctx;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int real_refresh_free(void *ctx, struct topology *t)
-{
-	(void)ctx;
-	return topology_refresh_free(t);
-}
-
-/* PAGEMAP_SCAN (Linux 6.7) is missing from bookworm's 6.1 uapi headers. */
-#ifndef PAGEMAP_SCAN
-struct page_region {
-	uint64_t start, end, categories;
-};
-struct pm_scan_arg {
-	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
-	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
-};
-#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
-#define PAGE_IS_HUGE (1 << 6)
-#endif
-
-#define KPF_HUGE    17
-#define KPF_THP	    22
-#define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
-#define PM_PRESENT  (UINT64_C(1) << 63)
-/* Addresses further apart than this get separate scans: the scan walks the gap. */
-#define SCAN_GAP (UINT64_C(2) << 20)
-#define SCAN_VEC 64
-
-struct size_ctx {
-	uint64_t base, huge;
-};
-
-/* One PAGEMAP_SCAN over [addrs[0], addrs[n-1]] (ascending): marks huge-mapped addresses. */
-static int scan_cluster(int fd, const struct size_ctx *z, const uint64_t *addrs, size_t n,
-			uint64_t *sizes)
-{
-	struct page_region vec[SCAN_VEC];
-	uint64_t end = (addrs[n - 1] & ~(z->base - 1)) + z->base;
-	struct pm_scan_arg a = {
-	    .size = sizeof(a),
-	    .start = addrs[0] & ~(z->base - 1),
-	    .end = end,
-	    .vec = (uintptr_t)vec,
-	    .vec_len = SCAN_VEC,
-	    .category_mask = PAGE_IS_HUGE,
-	    .return_mask = PAGE_IS_HUGE,
-	};
-	size_t i = 0;
-
-	for (;;) {
-		int got = ioctl(fd, PAGEMAP_SCAN, &a);
-
-		if (got < 0)
-			return -errno;
-		for (int v = 0; v < got; v++) {
-			while (i < n && addrs[i] < vec[v].start)
-				i++;
-			for (; i < n && addrs[i] < vec[v].end; i++)
-				sizes[i] = z->huge;
-		}
-		if (got < SCAN_VEC || a.walk_end >= end || a.walk_end <= a.start)
-			return 0;
-		a.start = a.walk_end;
-	}
-}
-
-static int sizes_by_scan(int fd, const struct size_ctx *z, const uint64_t *addrs, size_t n,
-			 uint64_t *sizes)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		size_t j = i + 1;
-		int r;
-
-		while (j < n && addrs[j] >= addrs[j - 1] && addrs[j] - addrs[j - 1] <= SCAN_GAP)
-			j++;
-		r = scan_cluster(fd, z, addrs + i, j - i, sizes + i);
-		if (r < 0)
-			return r;
-		i = j;
-	}
-	return 0;
-}
-
-/* Pagemap entries read in one pread: 4 KiB, one 2 MiB region's worth. */
-#define PM_WINDOW 512
-
-int promoter_sizes_by_kpageflags(int fd, const char *kpageflags, uint64_t base,
-				 const uint64_t *addrs, size_t n, uint64_t *sizes)
-{
-	uint64_t pm[PM_WINDOW], huge = pmd_size(base), per_huge = huge / base;
-	int kfd = -1;
-
-	for (size_t i = 0, j; i < n; i = j) {
-		uint64_t first = addrs[i] / base, flags, pfn;
-		ssize_t got;
-
-		/* A run of ascending addresses within one window: one pread for all of them. */
-		for (j = i + 1;
-		     j < n && addrs[j] >= addrs[j - 1] && addrs[j] / base - first < PM_WINDOW; j++)
-			;
-		got = pread(fd, pm, (size_t)(addrs[j - 1] / base - first + 1) * sizeof(*pm),
-			    (off_t)(first * sizeof(*pm)));
-		for (size_t k = i; got > 0 && k < j; k++) {
-			uint64_t at = addrs[k] / base - first;
-
-			if ((at + 1) * sizeof(*pm) > (uint64_t)got || !(pm[at] & PM_PRESENT))
-				continue;
-			pfn = pm[at] & PM_PFN_MASK;
-			/* Only a PFN at the address's offset in its PMD can be a PMD-mapped THP:
-			 * the rest are base pages without asking kpageflags (1 in 512 asks). */
-			if (!pfn || pfn % per_huge != addrs[k] / base % per_huge)
-				continue;
-			if (kfd < 0 && (kfd = open(kpageflags, O_RDONLY | O_CLOEXEC)) < 0)
-				return -errno;
-			if (pread(kfd, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) ==
-				sizeof(flags) &&
-			    (flags & ((UINT64_C(1) << KPF_THP) | (UINT64_C(1) << KPF_HUGE))))
-				sizes[k] = huge;
-		}
-	}
-	if (kfd >= 0)
-		close(kfd);
-	return 0;
-}
-
-/* /proc/PID/pagemap of the process sized last, kept open until the end of the interval
- * (pagemap_cache_drop()): opening it cost several times the scan of a 512-page batch, and
- * an interval sizes one process's pages in many batches. Per thread: promoters do not share
- * it. Never kept across intervals, so a reused pid cannot meet a stale fd later on. */
-static _Thread_local struct {
-	pid_t pid;
-	int fd;
-} pagemap_cache = {.pid = 0, .fd = -1};
-
-/* The promoter thread found no PAGEMAP_SCAN (the kernel does not change under it). */
-static _Thread_local bool no_pagemap_scan;
-
-static void pagemap_cache_drop(void)
-{
-	if (pagemap_cache.fd >= 0)
-		close(pagemap_cache.fd);
-	pagemap_cache.fd = -1;
-	pagemap_cache.pid = 0;
-}
-
-static int pagemap_open(pid_t pid)
-{
-	char path[64];
-	int fd;
-
-	if (pagemap_cache.fd >= 0 && pagemap_cache.pid == pid)
-		return pagemap_cache.fd;
-	pagemap_cache_drop();
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	pagemap_cache.pid = pid;
-	pagemap_cache.fd = fd;
-	return fd;
-}
-
-static int real_page_sizes(void *ctx, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *sizes)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-	struct size_ctx z;
-	int fd, r;
-
-	(void)ctx;
-	z.base = ps > 0 ? (uint64_t)ps : 4096;
-	z.huge = pmd_size(z.base);
-	for (size_t i = 0; i < n; i++)
-		sizes[i] = z.base;
-	if (n == 0)
-		return 0;
-	fd = pagemap_open(pid);
-	if (fd < 0)
-		return fd;
-	/* Kernels before 6.7 answer -ENOTTY (or -EINVAL): asked once, then pagemap and
-	 * kpageflags. */
-	r = no_pagemap_scan ? -ENOTTY : sizes_by_scan(fd, &z, addrs, n, sizes);
-	if (r == -ENOTTY || r == -EINVAL) {
-		no_pagemap_scan = true;
-		r = promoter_sizes_by_kpageflags(fd, "/proc/kpageflags", z.base, addrs, n, sizes);
-	}
-	if (r < 0)
-		pagemap_cache_drop(); /* the process may be gone: do not keep its fd */
-	return r;
-}
-
-const struct promoter_ops promoter_real_ops = {
-    .move_pages = real_move_pages,
-    .now_ms = real_now_ms,
-    .refresh_free = real_refresh_free,
-    .page_sizes = real_page_sizes,
-    .run_near = real_run_near,
-    .run_anywhere = real_run_anywhere,
-    .ctx = NULL,
-};

@@ -32,6 +32,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "promoter_ops.h"
 
 struct hot_table;
 struct procs;
@@ -46,50 +47,15 @@ struct cold_list;
 /* Pages the promoter holds at once: the deferred list plus what one round pops. */
 #define PROMOTER_WORK_MAX 4096
 
-struct promoter_ops {
-	/* move_pages(2): nodes NULL queries placement. Returns 0, the number of pages not
-	 * moved (> 0), or -errno for the whole call. */
-	long (*move_pages)(void *ctx, pid_t pid, unsigned long count, void **pages,
-			   const int *nodes, int *status, int flags);
-	/* Monotonic milliseconds (used by the thread loop; run_once takes now as a parameter). */
-	uint64_t (*now_ms)(void *ctx);
-	/* Updates t's per-node free memory (real: topology_refresh_free). */
-	int (*refresh_free)(void *ctx, struct topology *t);
-	/* Size in bytes of the page (folio) mapped at each address of pid: what moving it
-	 * would move. Fills sizes[n]; on failure the caller charges base pages. */
-	int (*page_sizes)(void *ctx, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *sizes);
-	/* promotion.move_near_task: move the calling thread to the CPU pid last ran on
-	 * (0 or -errno, nothing changed then; a no-op when it is already there), and back to
-	 * where it may run anywhere (the promoter does that once it finds no work). NULL:
-	 * never. */
-	int (*run_near)(void *ctx, pid_t pid);
-	void (*run_anywhere)(void *ctx);
-	void *ctx;
-};
-
-/* The real syscalls. page_sizes uses the PAGEMAP_SCAN ioctl on /proc/PID/pagemap (Linux
- * 6.7+; PAGE_IS_HUGE marks PMD-mapped THP and hugetlb, charged at the PMD size), falling
- * back to /proc/PID/pagemap + /proc/kpageflags (KPF_THP, promoter_sizes_by_kpageflags(); the
- * first -ENOTTY ends the ioctl's tries) on older kernels; when neither can
- * be read (no CAP_SYS_ADMIN for PFNs), pages count as base pages. PTE-mapped multi-size THP
- * folios count as base pages too (an under-charge of the rate limit). */
-extern const struct promoter_ops promoter_real_ops;
-
-/* The page-size lookup of kernels before 6.7, on pagemap_fd (a process's
- * /proc/PID/pagemap) and the kpageflags file: sizes[i] of addrs[0..n) (base-page aligned)
- * becomes the PMD size for a page of a THP or hugetlb page whose PFN sits at the address's
- * offset in its PMD (as a PMD-mapped one does), and is left as it is otherwise. Ascending
- * addresses within 2 MiB of pagemap are read in one pread; kpageflags is opened and read only
- * for PFNs so aligned. -errno when kpageflags cannot be opened. */
-int promoter_sizes_by_kpageflags(int pagemap_fd, const char *kpageflags, uint64_t base,
-				 const uint64_t *addrs, size_t n, uint64_t *sizes);
-
 struct promoter_deps {
 	struct hot_table *hot;
 	struct procs *procs;
 	struct topology *topo;
 	struct stats *stats;
+	/* The syscalls; ctx NULL with the real ones: the promoter's own context. */
 	const struct promoter_ops *ops;
+	/* Where the real ops read /proc; NULL: "/proc". Must outlive the promoter. */
+	const char *procfs_root;
 	/* Cold pages of fast nodes, from the Accessed-bit source; NULL: no demotion. */
 	struct cold_list *cold;
 	/* Ready-queue depth at which promoter_kick_if_full() wakes the thread; 0 = 512. */

@@ -44,6 +44,8 @@ struct child {
 	int have_thp;
 };
 
+static cpu_set_t initial_cpus; /* the test thread's CPU mask as main() began */
+
 struct fx {
 	struct child ch;
 	struct topology *topo;
@@ -296,13 +298,16 @@ static void promoter_thread_runs_on_the_child_cpu_then_anywhere_again(void **sta
 	cpu_set_t before, near, after;
 	char path[64], line[1024];
 	unsigned long long start;
+	struct promoter_sys sys;
 	int cpu = -1;
 	FILE *f;
 
-	/* Earlier tests' promoter runs may have left this thread near their child. */
-	promoter_real_ops.run_anywhere(NULL);
+	/* Earlier tests' promoter runs (each with a context of its own) may have left this
+	 * thread near their child: back to the CPUs it started with. */
+	assert_int_equal(sched_setaffinity(0, sizeof(initial_cpus), &initial_cpus), 0);
+	promoter_sys_init(&sys, "/proc");
 	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);
-	assert_int_equal(promoter_real_ops.run_near(NULL, x->ch.pid), 0);
+	assert_int_equal(promoter_real_ops.run_near(&sys, x->ch.pid), 0);
 	assert_int_equal(sched_getaffinity(0, sizeof(near), &near), 0);
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)x->ch.pid);
 	f = fopen(path, "r");
@@ -320,10 +325,11 @@ static void promoter_thread_runs_on_the_child_cpu_then_anywhere_again(void **sta
 			 2);
 	assert_int_equal(CPU_COUNT(&near), 1);
 	assert_true(CPU_ISSET(cpu, &near));
-	promoter_real_ops.run_anywhere(NULL);
+	promoter_real_ops.run_anywhere(&sys);
 	assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
 	assert_true(CPU_EQUAL(&before, &after));
-	assert_int_equal(promoter_real_ops.run_near(NULL, 0x7fffffff), -ESRCH);
+	assert_int_equal(promoter_real_ops.run_near(&sys, 0x7fffffff), -ESRCH);
+	promoter_sys_fini(&sys);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -340,5 +346,7 @@ int main(void)
 	};
 
 	log_setup(LOG_TARGET_STDERR, LOG_LVL_WARNING);
+	if (sched_getaffinity(0, sizeof(initial_cpus), &initial_cpus) < 0)
+		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

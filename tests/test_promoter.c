@@ -28,7 +28,6 @@
 #include "src/procs.h"
 #include "src/promoter.h"
 #include "src/stats.h"
-#include "src/token_bucket.h"
 #include "src/topology.h"
 
 #define KIB	     UINT64_C(1024)
@@ -369,74 +368,6 @@ static uint64_t fails(struct fx *x, enum stat_fail_reason r)
 static uint64_t promoted_to(struct fx *x, int node)
 {
 	return atomic_load(&x->stats.promoted_pages[node]);
-}
-
-/* ---- token bucket ---------------------------------------------------------------------- */
-
-static void bucket_keeps_fractional_credit_across_short_refills(void **state)
-{
-	struct token_bucket b;
-
-	(void)state;
-	token_bucket_init(&b, 1500, 10000, 0);
-	assert_true(token_bucket_take(&b, 10000));
-	for (uint64_t ms = 1; ms <= 10; ms++)
-		token_bucket_refill(&b, ms);
-	/* 1.5 bytes per ms: 15 bytes after 10 ms, not 10 from rounding each step down. */
-	assert_true(token_bucket_take(&b, 15));
-	assert_false(token_bucket_take(&b, 1));
-}
-
-static void bucket_caps_credit_at_the_burst(void **state)
-{
-	struct token_bucket b;
-
-	(void)state;
-	token_bucket_init(&b, 1000, 500, 0);
-	token_bucket_refill(&b, 100000);
-	assert_true(token_bucket_take(&b, 500));
-	assert_false(token_bucket_take(&b, 1));
-	token_bucket_refund(&b, 10000);
-	assert_true(token_bucket_take(&b, 500));
-	assert_false(token_bucket_take(&b, 1));
-}
-
-static void bucket_lets_a_full_bucket_pay_an_oversized_charge_into_debt(void **state)
-{
-	struct token_bucket b;
-
-	(void)state;
-	token_bucket_init(&b, 1000, 100, 0);
-	assert_true(token_bucket_take(&b, 300)); /* full: pays, 200 in debt */
-	assert_true(token_bucket_exhausted(&b));
-	token_bucket_refill(&b, 250); /* +250: 50 */
-	assert_false(token_bucket_take(&b, 300));
-	assert_true(token_bucket_take(&b, 50));
-}
-
-static void bucket_with_rate_zero_is_unlimited(void **state)
-{
-	struct token_bucket b;
-
-	(void)state;
-	token_bucket_init(&b, 0, 0, 0);
-	for (int i = 0; i < 1000; i++)
-		assert_true(token_bucket_take(&b, THP));
-	assert_false(token_bucket_exhausted(&b));
-}
-
-static void bucket_ignores_a_clock_going_backwards(void **state)
-{
-	struct token_bucket b;
-
-	(void)state;
-	token_bucket_init(&b, 1000, 1000, 5000);
-	assert_true(token_bucket_take(&b, 1000));
-	token_bucket_refill(&b, 4000);
-	assert_false(token_bucket_take(&b, 1));
-	token_bucket_refill(&b, 5010);
-	assert_true(token_bucket_take(&b, 10));
-	assert_false(token_bucket_take(&b, 1));
 }
 
 /* ---- rate limit ------------------------------------------------------------------------ */
@@ -1334,58 +1265,6 @@ static void node_under_its_free_target_sheds_the_shortfall_coldest_first(void **
 	assert_int_equal(cold_list_len(x->cold), 4);
 }
 
-/* One 8-byte entry at index idx of the file fd. */
-static void put_u64(int fd, uint64_t idx, uint64_t v)
-{
-	assert_int_equal(pwrite(fd, &v, sizeof(v), (off_t)(idx * sizeof(v))), sizeof(v));
-}
-
-/* Kernels before 6.7: pagemap and kpageflags, here fixture files. A page of a THP counts 2 MiB
- * when its PFN sits where a PMD mapping puts it; one at another offset is a base page, and its
- * kpageflags entry is not even read; absent pages, and pages far apart, each as they are. */
-static void kpageflags_lookup_sizes_pmd_aligned_thp_pages_only(void **state)
-{
-	char pm_path[] = "/tmp/pghotd-test-pagemap.XXXXXX",
-	     kpf_path[] = "/tmp/pghotd-test-kpf.XXXXXX";
-	int pm = mkstemp(pm_path), kpf = mkstemp(kpf_path);
-	const uint64_t present = UINT64_C(1) << 63, thp = UINT64_C(1) << 22;
-	/* Page indexes: 0x200 and 0x201 in a THP at PFN 0x400 (aligned); 0x205 a THP page at a
-	 * PFN of another offset; 0x300 an aligned base page; 0x301 absent; 0x5000 far away. */
-	const uint64_t addrs[] = {0x200 * BASE, 0x201 * BASE, 0x205 * BASE,
-				  0x300 * BASE, 0x301 * BASE, 0x5000 * BASE};
-	uint64_t sizes[6];
-
-	(void)state;
-	assert_true(pm >= 0 && kpf >= 0);
-	put_u64(pm, 0x200, present | 0x400);
-	put_u64(pm, 0x201, present | 0x401);
-	put_u64(pm, 0x205, present | 0x999);
-	put_u64(pm, 0x300, present | 0x700); /* offset 0x100 in its PMD, as 0x300 is */
-	put_u64(pm, 0x5000, present | 0x1000);
-	put_u64(kpf, 0x400, thp);
-	put_u64(kpf, 0x401, thp);
-	put_u64(kpf, 0x999, thp); /* never read: 0x999 is not at offset 5 of its PMD */
-	put_u64(kpf, 0x1000, thp);
-	for (size_t i = 0; i < 6; i++)
-		sizes[i] = BASE;
-	assert_int_equal(promoter_sizes_by_kpageflags(pm, kpf_path, BASE, addrs, 6, sizes), 0);
-	assert_int_equal(sizes[0], 512 * BASE);
-	assert_int_equal(sizes[1], 512 * BASE);
-	assert_int_equal(sizes[2], BASE);
-	assert_int_equal(sizes[3], BASE);
-	assert_int_equal(sizes[4], BASE);
-	assert_int_equal(sizes[5], 512 * BASE);
-	/* No kpageflags file: fine while no PFN is aligned, an error once one is. */
-	assert_int_equal(
-	    promoter_sizes_by_kpageflags(pm, "/nonexistent", BASE, addrs + 2, 1, sizes + 2), 0);
-	assert_int_equal(promoter_sizes_by_kpageflags(pm, "/nonexistent", BASE, addrs, 1, sizes),
-			 -ENOENT);
-	close(pm);
-	close(kpf);
-	unlink(pm_path);
-	unlink(kpf_path);
-}
-
 static void offer_is_trusted_two_scan_intervals_under_a_short_idle_time(void **state)
 {
 	struct fx *x = *state;
@@ -1670,11 +1549,6 @@ static void reload_turns_demotion_on_and_changes_its_target(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(bucket_keeps_fractional_credit_across_short_refills),
-	    cmocka_unit_test(bucket_caps_credit_at_the_burst),
-	    cmocka_unit_test(bucket_lets_a_full_bucket_pay_an_oversized_charge_into_debt),
-	    cmocka_unit_test(bucket_with_rate_zero_is_unlimited),
-	    cmocka_unit_test(bucket_ignores_a_clock_going_backwards),
 	    T(bytes_moved_over_a_minute_stay_within_rate_plus_one_burst),
 	    T(thp_is_charged_two_mib_and_deferred_pages_move_later),
 	    T(sizes_the_source_saw_need_no_lookup),
@@ -1716,7 +1590,6 @@ int main(void)
 	    T(exchange_room_lapses_when_its_hot_page_does_not_come),
 	    T(node_under_its_free_target_sheds_the_shortfall_coldest_first),
 	    T(offer_is_trusted_two_scan_intervals_under_a_short_idle_time),
-	    cmocka_unit_test(kpageflags_lookup_sizes_pmd_aligned_thp_pages_only),
 	    T(node_with_room_demotes_nothing_and_is_not_watched),
 	    T(disabled_demotion_moves_nothing_and_watches_nothing),
 	    T(dry_run_decides_demotions_and_moves_nothing),
