@@ -22,8 +22,6 @@
 
 #define ENGINE_MAX_PROCS 32768
 #define PERF_DRAIN_MS	 100
-#define CAP_PERFMON	 38
-#define CAP_SYS_ADMIN	 21
 
 struct engine {
 	struct engine_env env;
@@ -37,11 +35,8 @@ struct engine {
 	 * reach the promoter, which re-checks placement, not this early filter. */
 	struct topology *topo;
 	bool promoter_running;
-	struct ibs_source *ibs;
-	struct pebs_source *pebs;
-	struct abit *abit;
-	struct damon_source *damon;
-	int slot[SRC__COUNT]; /* config_pub slots of the perf sources, -1 when none */
+	void *handle[SRC__COUNT]; /* the running source's object (sources[] knows its type) */
+	int slot[SRC__COUNT];	  /* config_pub slots of the perf sources, -1 when none */
 	bool running[SRC__COUNT];
 	char source_names[64];
 };
@@ -105,19 +100,6 @@ int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, st
 	return 0;
 }
 
-/* PHYS_ADDR needs perf_event_paranoid <= 1 or CAP_PERFMON / CAP_SYS_ADMIN. */
-static bool phys_addr_permitted(const struct engine_env *env)
-{
-	struct probe_facts f;
-
-	if (probe_gather(
-		&(struct probe_env){.sysfs_root = env->sysfs_root, .procfs_root = env->procfs_root},
-		&f) < 0)
-		return false;
-	return (f.paranoid_file.err == 0 && f.paranoid <= 1) ||
-	       (f.cap_eff & (1ull << CAP_PERFMON | 1ull << CAP_SYS_ADMIN));
-}
-
 static void set_running(struct engine *e, enum stat_source src, bool on)
 {
 	size_t l = 0;
@@ -131,6 +113,33 @@ static void set_running(struct engine *e, enum stat_source src, bool on)
 	}
 	log_info("source %s: %s", stat_source_name(src), on ? "started" : "stopped");
 }
+
+/* What a perf source starts from, for --probe's trial as for the running source. */
+struct perf_launch {
+	const char *sysfs_root;
+	const struct pghotd_config *cfg;
+	const struct topology *topo; /* NULL for the trial */
+	bool phys_addr;
+	struct perf_sampler_params sampler;
+};
+
+/* One row per source, indexed by enum stat_source. */
+struct engine_source {
+	/* 1 started (handle[src] set), 0 unavailable and not required (logged), -errno when
+	 * it was required or the engine could not give it what it needs. */
+	int (*start)(struct engine *e, struct config_pub *pub, enum stat_source src,
+		     const struct probe_result *p);
+	/* Perf sources only: opens the events and starts the sampler thread; *out set on
+	 * success, reason says why not on failure. */
+	int (*launch)(const struct perf_launch *l, void **out, char *reason, size_t size);
+	void (*stop)(void *handle); /* NULL is fine */
+	/* A running perf source restarts when a key under this prefix (or the CPU budget)
+	 * changes: it takes its event setup at start. NULL: the source reads its section
+	 * every round. */
+	const char *restart_prefix;
+};
+
+static const struct engine_source sources[SRC__COUNT];
 
 static void discard(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
 		    size_t n)
@@ -183,39 +192,25 @@ static void probe_perf_sampling(const struct perf_sampler_params *sp, struct pro
 int engine_probe_perf(const struct engine_env *env, const struct pghotd_config *cfg,
 		      struct probe_result *res)
 {
-	struct perf_sampler_params sp = {.drain_interval_ms = PERF_DRAIN_MS,
-					 .pid = -1,
-					 .page_size = (size_t)sysconf(_SC_PAGESIZE),
-					 .sink = {.deliver = discard},
-					 .cfg = cfg};
-	bool phys = phys_addr_permitted(env);
+	struct perf_launch l = {.sysfs_root = env->sysfs_root,
+				.cfg = cfg,
+				.phys_addr = res->phys_addr,
+				.sampler = {.drain_interval_ms = PERF_DRAIN_MS,
+					    .pid = -1,
+					    .page_size = (size_t)sysconf(_SC_PAGESIZE),
+					    .sink = {.deliver = discard},
+					    .cfg = cfg}};
 
-	probe_perf_sampling(&sp, res);
-	for (int src = SRC_IBS; src <= SRC_PEBS; src++) {
+	probe_perf_sampling(&l.sampler, res);
+	for (int src = 0; src < SRC__COUNT; src++) {
 		struct probe_source *ps = &res->source[src];
+		void *h = NULL;
 		int r;
 
-		if (ps->state != PROBE_AVAILABLE)
+		if (!sources[src].launch || ps->state != PROBE_AVAILABLE)
 			continue;
-		if (src == SRC_IBS) {
-			struct ibs_source *ibs = NULL;
-			r = sampler_ibs_start(
-			    &(struct ibs_source_params){.sysfs_root = env->sysfs_root,
-							.cfg = cfg,
-							.phys_addr = phys,
-							.sampler = sp},
-			    &ibs, ps->reason, sizeof(ps->reason));
-			sampler_ibs_stop(ibs);
-		} else {
-			struct pebs_source *pebs = NULL;
-			r = sampler_pebs_start(
-			    &(struct pebs_source_params){.sysfs_root = env->sysfs_root,
-							 .cfg = cfg,
-							 .phys_addr = phys,
-							 .sampler = sp},
-			    &pebs, ps->reason, sizeof(ps->reason));
-			sampler_pebs_stop(pebs);
-		}
+		r = sources[src].launch(&l, &h, ps->reason, sizeof(ps->reason));
+		sources[src].stop(h);
 		if (r < 0) {
 			ps->state = PROBE_UNAVAILABLE;
 			ps->err = r == -EACCES || r == -EPERM ? -EACCES : -ENODEV;
@@ -223,6 +218,36 @@ int engine_probe_perf(const struct engine_env *env, const struct pghotd_config *
 		}
 	}
 	return 0;
+}
+
+static int launch_ibs(const struct perf_launch *l, void **out, char *reason, size_t size)
+{
+	struct ibs_source *s;
+	int r = sampler_ibs_start(&(struct ibs_source_params){.sysfs_root = l->sysfs_root,
+							      .cfg = l->cfg,
+							      .topo = l->topo,
+							      .phys_addr = l->phys_addr,
+							      .sampler = l->sampler},
+				  &s, reason, size);
+
+	if (r == 0)
+		*out = s;
+	return r;
+}
+
+static int launch_pebs(const struct perf_launch *l, void **out, char *reason, size_t size)
+{
+	struct pebs_source *s;
+	int r = sampler_pebs_start(&(struct pebs_source_params){.sysfs_root = l->sysfs_root,
+								.cfg = l->cfg,
+								.topo = l->topo,
+								.phys_addr = l->phys_addr,
+								.sampler = l->sampler},
+				   &s, reason, size);
+
+	if (r == 0)
+		*out = s;
+	return r;
 }
 
 static struct perf_sampler_params sampler_params(struct engine *e, struct config_pub *pub,
@@ -239,50 +264,37 @@ static struct perf_sampler_params sampler_params(struct engine *e, struct config
 	};
 }
 
-/* Starts one perf source; returns 1 started, 0 skipped or failed (logged), -errno when a
- * required source failed. */
-static int start_perf_source(struct engine *e, struct config_pub *pub, enum stat_source src,
-			     const struct probe_source *ps)
+/* A perf source (IBS, PEBS) on its own config slot. */
+static int start_perf(struct engine *e, struct config_pub *pub, enum stat_source src,
+		      const struct probe_result *p)
 {
 	const struct pghotd_config *cfg = config_pub_current(pub);
 	char reason[SAMPLER_REASON_MAX] = "";
-	bool phys = phys_addr_permitted(&e->env);
 	int r;
 
 	e->slot[src] = config_pub_register(pub);
 	if (e->slot[src] < 0)
 		return log_error_errno(e->slot[src], "no config slot for source %s",
 				       stat_source_name(src));
-	if (src == SRC_IBS)
-		r = sampler_ibs_start(
-		    &(struct ibs_source_params){.sysfs_root = e->env.sysfs_root,
-						.cfg = cfg,
-						.topo = e->topo,
-						.phys_addr = phys,
-						.sampler = sampler_params(e, pub, src)},
-		    &e->ibs, reason, sizeof(reason));
-	else
-		r = sampler_pebs_start(
-		    &(struct pebs_source_params){.sysfs_root = e->env.sysfs_root,
-						 .cfg = cfg,
-						 .topo = e->topo,
-						 .phys_addr = phys,
-						 .sampler = sampler_params(e, pub, src)},
-		    &e->pebs, reason, sizeof(reason));
-	if (r == 0) {
-		set_running(e, src, true);
+	r = sources[src].launch(&(struct perf_launch){.sysfs_root = e->env.sysfs_root,
+						      .cfg = cfg,
+						      .topo = e->topo,
+						      .phys_addr = p->phys_addr,
+						      .sampler = sampler_params(e, pub, src)},
+				&e->handle[src], reason, sizeof(reason));
+	if (r == 0)
 		return 1;
-	}
 	config_pub_unregister(pub, e->slot[src]);
 	e->slot[src] = -1;
-	if (ps->required)
+	if (p->source[src].required)
 		return log_error_errno(r, "source %s: unavailable: %s", stat_source_name(src),
 				       reason);
 	log_warning("source %s: unavailable: %s", stat_source_name(src), reason);
 	return 0;
 }
 
-static int start_abit(struct engine *e, struct config_pub *pub, const struct probe_source *ps)
+static int start_abit(struct engine *e, struct config_pub *pub, enum stat_source src,
+		      const struct probe_result *p)
 {
 	struct abit_deps d = {.procfs_root = e->env.procfs_root,
 			      .sysfs_root = e->env.sysfs_root,
@@ -290,25 +302,25 @@ static int start_abit(struct engine *e, struct config_pub *pub, const struct pro
 			      .stats = e->env.stats,
 			      .cold = e->cold,
 			      .procs = e->procs};
-	int r = abit_new(&d, &e->abit); /* logs its reason when unavailable */
+	struct abit *a;
+	int r = abit_new(&d, &a); /* logs its reason when unavailable */
 
 	if (r == 0) {
-		r = abit_start(e->abit, pub);
+		r = abit_start(a, pub);
 		if (r < 0) {
-			abit_free(e->abit);
-			e->abit = NULL;
+			abit_free(a);
 			log_error_errno(r, "cannot start the abit source thread");
 		}
 	}
 	if (r == 0) {
-		set_running(e, SRC_ABIT, true);
+		e->handle[src] = a;
 		return 1;
 	}
-	return ps->required ? r : 0;
+	return p->source[src].required ? r : 0;
 }
 
-/* The DAMON source; returns 1 started, 0 unavailable (logged), -errno when required. */
-static int start_damon(struct engine *e, struct config_pub *pub, const struct probe_source *ps)
+static int start_damon(struct engine *e, struct config_pub *pub, enum stat_source src,
+		       const struct probe_result *p)
 {
 	struct damon_source_deps d = {.sysfs_root = e->env.sysfs_root,
 				      .procfs_root = e->env.procfs_root,
@@ -317,45 +329,65 @@ static int start_damon(struct engine *e, struct config_pub *pub, const struct pr
 				      .cold = e->cold,
 				      .procs = e->procs};
 	char why[SAMPLER_REASON_MAX];
-	int r = damon_source_new(&d, pub, &e->damon, why, sizeof(why)); /* logs why not */
+	struct damon_source *ds;
+	int r = damon_source_new(&d, pub, &ds, why, sizeof(why)); /* logs why not */
 
 	if (r == 0) {
-		r = damon_source_start(e->damon);
+		r = damon_source_start(ds);
 		if (r < 0) {
-			damon_source_free(e->damon);
-			e->damon = NULL;
+			damon_source_free(ds);
 			log_error_errno(r, "cannot start the damon source");
 		}
 	}
 	if (r == 0) {
-		set_running(e, SRC_DAMON, true);
+		e->handle[src] = ds;
 		return 1;
 	}
-	return ps->required ? r : 0;
+	return p->source[src].required ? r : 0;
 }
+
+static void stop_ibs(void *h)
+{
+	sampler_ibs_stop(h);
+}
+
+static void stop_pebs(void *h)
+{
+	sampler_pebs_stop(h);
+}
+
+static void stop_abit(void *h)
+{
+	if (!h)
+		return;
+	abit_stop(h);
+	abit_free(h);
+}
+
+static void stop_damon(void *h)
+{
+	damon_source_free(h);
+}
+
+static const struct engine_source sources[SRC__COUNT] = {
+    [SRC_IBS] = {.start = start_perf,
+		 .launch = launch_ibs,
+		 .stop = stop_ibs,
+		 .restart_prefix = "sources.ibs."},
+    [SRC_PEBS] = {.start = start_perf,
+		  .launch = launch_pebs,
+		  .stop = stop_pebs,
+		  .restart_prefix = "sources.pebs."},
+    [SRC_ABIT] = {.start = start_abit, .stop = stop_abit},
+    [SRC_DAMON] = {.start = start_damon, .stop = stop_damon},
+};
 
 static void stop_source(struct engine *e, struct config_pub *pub, enum stat_source src)
 {
 	if (!e->running[src])
 		return;
-	if (src == SRC_IBS)
-		sampler_ibs_stop(e->ibs);
-	else if (src == SRC_PEBS)
-		sampler_pebs_stop(e->pebs);
-	else if (src == SRC_DAMON)
-		damon_source_free(e->damon);
-	else {
-		abit_stop(e->abit);
-		abit_free(e->abit);
-	}
-	if (src == SRC_IBS)
-		e->ibs = NULL;
-	else if (src == SRC_PEBS)
-		e->pebs = NULL;
-	else if (src == SRC_DAMON)
-		e->damon = NULL;
-	else
-		e->abit = NULL;
+	sources[src].stop(e->handle[src]);
+	e->handle[src] = NULL;
 	if (e->slot[src] >= 0)
 		config_pub_unregister(pub, e->slot[src]);
 	e->slot[src] = -1;
@@ -363,11 +395,13 @@ static void stop_source(struct engine *e, struct config_pub *pub, enum stat_sour
 }
 
 static int start_source(struct engine *e, struct config_pub *pub, enum stat_source src,
-			const struct probe_source *ps)
+			const struct probe_result *p)
 {
-	if (src == SRC_DAMON)
-		return start_damon(e, pub, ps);
-	return src == SRC_ABIT ? start_abit(e, pub, ps) : start_perf_source(e, pub, src, ps);
+	int r = sources[src].start(e, pub, src, p);
+
+	if (r == 1)
+		set_running(e, src, true);
+	return r;
 }
 
 /* page_idle when DAMON was chosen over it (probe_choose) but did not start: the fallback. */
@@ -378,7 +412,7 @@ static int start_fallback(struct engine *e, struct config_pub *pub, const struct
 	    e->running[SRC_ABIT])
 		return 0;
 	log_notice("source damon did not start: falling back to abit");
-	return start_abit(e, pub, &p->source[SRC_ABIT]);
+	return start_source(e, pub, SRC_ABIT, p);
 }
 
 int engine_start(struct engine *e, struct config_pub *pub, const struct probe_result *probe)
@@ -390,7 +424,7 @@ int engine_start(struct engine *e, struct config_pub *pub, const struct probe_re
 	e->promoter_running = true;
 	for (int src = 0; src < SRC__COUNT && r >= 0; src++) {
 		if (probe->source[src].state == PROBE_AVAILABLE)
-			r = start_source(e, pub, src, &probe->source[src]);
+			r = start_source(e, pub, src, probe);
 	}
 	if (r >= 0)
 		r = start_fallback(e, pub, probe);
@@ -420,21 +454,21 @@ static bool section_changed(const struct pghotd_config *a, const struct pghotd_c
 int engine_apply(struct engine *e, struct config_pub *pub, const struct pghotd_config *old,
 		 const struct probe_result *probe)
 {
-	static const char *const prefix[SRC__COUNT] = {"sources.ibs.", "sources.pebs.", NULL};
 	const struct pghotd_config *cfg = config_pub_current(pub);
 	bool budget = old->sources.cpu_budget_percent != cfg->sources.cpu_budget_percent;
 	int r = 0;
 
 	for (int src = 0; src < SRC__COUNT && r >= 0; src++) {
+		const char *prefix = sources[src].restart_prefix;
 		bool want = probe->source[src].state == PROBE_AVAILABLE;
 
 		/* The perf sources take their event setup at start: restart them when it
 		 * changed. The abit thread reads its section every round. */
 		if (e->running[src] &&
-		    (!want || (prefix[src] && (budget || section_changed(old, cfg, prefix[src])))))
+		    (!want || (prefix && (budget || section_changed(old, cfg, prefix)))))
 			stop_source(e, pub, src);
 		if (want && !e->running[src])
-			r = start_source(e, pub, src, &probe->source[src]);
+			r = start_source(e, pub, src, probe);
 	}
 	if (r >= 0)
 		r = start_fallback(e, pub, probe);

@@ -373,6 +373,9 @@ void probe_decide(const struct probe_facts *f, const struct pghotd_config *cfg,
 	}
 	probe_choose(cfg, out);
 	probe_decide_numab(f, out);
+	out->phys_addr = (f->paranoid_file.err == 0 && f->paranoid <= 1) ||
+			 probe_has_cap(f, PROBE_CAP_PERFMON) ||
+			 probe_has_cap(f, PROBE_CAP_SYS_ADMIN);
 	out->nr_slow = t ? topology_nr_slow(t) : -1;
 	out->nr_fast = t ? topology_nr_fast(t) : -1;
 }

@@ -76,6 +76,9 @@ struct probe_result {
 	char numa_balancing_note[PROBE_REASON_MAX]; /* why unknown; "" otherwise */
 	int nr_slow;				    /* -1 without a topology */
 	int nr_fast;
+	/* Perf samples may carry PHYS_ADDR: perf_event_paranoid <= 1, or CAP_PERFMON /
+	 * CAP_SYS_ADMIN. The perf sources ask for it only then. */
+	bool phys_addr;
 	/* --probe only: a sampling software event opened the samplers' way on every CPU,
 	 * "ok: ..." or why not; "" when not tried. Shows that perf_event_open, the ring's
 	 * mmap and the enable ioctl are allowed here (a sandbox, CAP_PERFMON) without a PMU. */

@@ -322,6 +322,35 @@ static void only_capability_bits_21_and_38_count(void **state)
 	assert_int_equal(r.source[SRC_IBS].state, PROBE_AVAILABLE);
 }
 
+static void physical_addresses_need_paranoid_1_or_a_capability(void **state)
+{
+	struct probe_facts f = {.paranoid = 1, .numa_balancing = 0};
+	struct probe_result r;
+
+	(void)state;
+	probe_decide(&f, NULL, NULL, &r);
+	assert_true(r.phys_addr);
+	f.paranoid = 2;
+	probe_decide(&f, NULL, NULL, &r);
+	assert_false(r.phys_addr);
+	f.paranoid = 0;
+	f.paranoid_file.err = -ENOENT; /* an unknown level grants nothing */
+	probe_decide(&f, NULL, NULL, &r);
+	assert_false(r.phys_addr);
+	f.cap_eff = 1ull << PROBE_CAP_PERFMON;
+	probe_decide(&f, NULL, NULL, &r);
+	assert_true(r.phys_addr);
+	f.cap_eff = 1ull << PROBE_CAP_SYS_ADMIN;
+	probe_decide(&f, NULL, NULL, &r);
+	assert_true(r.phys_addr);
+	run("sysfs-pmu-amd", "procfs-user", NULL, &r); /* paranoid 2, no capability */
+	assert_false(r.phys_addr);
+	run("sysfs-pmu-amd", "procfs-open", NULL, &r); /* paranoid -1 */
+	assert_true(r.phys_addr);
+	run("sysfs-pmu-amd", "procfs-perfmon", NULL, &r);
+	assert_true(r.phys_addr);
+}
+
 /* Debian 13's kernel in a VM: DAMON and page_idle (a kernel built with both), no PMU. */
 static void auto_runs_damon_rather_than_page_idle_and_says_why(void **state)
 {
@@ -456,6 +485,7 @@ int main(void)
 	    cmocka_unit_test(missing_roots_make_every_source_unavailable),
 	    cmocka_unit_test(overlong_root_is_enametoolong_and_leaves_facts_alone),
 	    cmocka_unit_test(only_capability_bits_21_and_38_count),
+	    cmocka_unit_test(physical_addresses_need_paranoid_1_or_a_capability),
 	    cmocka_unit_test(describe_lists_sources_numa_balancing_and_tiers),
 	    cmocka_unit_test(auto_runs_damon_rather_than_page_idle_and_says_why),
 	    cmocka_unit_test(damon_gives_way_to_a_pmu_and_to_abit_on),
