@@ -515,3 +515,38 @@ int perf_sampler_set_period(struct perf_sampler *s, uint64_t period)
 	}
 	return first;
 }
+
+/* ---- the running perf source ---- */
+
+static void perf_source_on_drain(void *ctx, struct perf_sampler *sampler,
+				 const struct perf_ring_counts *total)
+{
+	struct perf_source *ps = ctx; /* the source's first member (perf_source_launch) */
+
+	perf_sampler_adapt_period(sampler, &ps->ctl, &ps->clk, total);
+}
+
+int perf_source_launch(struct perf_source *ps, struct perf_sampler_source *ss,
+		       const struct perf_sampler_params *p, char *reason, size_t size)
+{
+	int r;
+
+	ss->on_drain = perf_source_on_drain;
+	r = perf_sampler_launch(ss, p, &ps->sampler, reason, size);
+	if (r < 0)
+		return r;
+	ps->source = ss->source;
+	ps->stats = p->stats;
+	if (ps->stats)
+		stats_source_active(ps->stats, ps->source, 1);
+	return 0;
+}
+
+void perf_source_stop(struct perf_source *ps)
+{
+	perf_sampler_free(ps->sampler); /* stops it first */
+	ps->sampler = NULL;
+	if (ps->stats)
+		stats_source_active(ps->stats, ps->source, 0);
+	ps->stats = NULL;
+}

@@ -117,6 +117,28 @@ const struct pghotd_config *perf_sampler_config(const struct perf_sampler *s);
 /* Number of event fds open. */
 size_t perf_sampler_nr_fds(const struct perf_sampler *s);
 
+/* --- a running perf source (IBS, PEBS): the tail both share --- */
+
+/* The source's own state struct starts with this (its first member): the drain hook finds
+ * it at the source's ctx. */
+struct perf_source {
+	struct perf_sampler *sampler; /* NULL until launched */
+	struct period_ctl ctl;	      /* the adaptive period, run from the drain hook */
+	struct period_ctl_clock clk;
+	struct stats *stats; /* set while pghotd_source_active{source} is 1 */
+	enum stat_source source;
+};
+
+/* Main thread. ss->ctx must point at the struct ps begins; ss->on_drain is set to the
+ * adaptive period hook (ps->ctl, initialised by the caller). Launches the sampler
+ * (perf_sampler_launch) and marks the source active in p->stats. On failure: -errno,
+ * reason as perf_sampler_launch gives it, nothing open and the gauge untouched. */
+int perf_source_launch(struct perf_source *ps, struct perf_sampler_source *ss,
+		       const struct perf_sampler_params *p, char *reason, size_t size);
+/* Main thread: stops and frees the sampler and clears the gauge it set. Idempotent; fine on
+ * a source never launched. */
+void perf_source_stop(struct perf_source *ps);
+
 /* Pure: the RLIMIT_NOFILE to ask for so that need descriptors fit; false when cur already
  * suffices. */
 bool perf_sampler_nofile_plan(const struct rlimit *cur, uint64_t need, struct rlimit *want);

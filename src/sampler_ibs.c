@@ -1,7 +1,9 @@
 /* sampler_ibs: see sampler_ibs.h. */
 #include "sampler_ibs.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,12 +250,10 @@ enum sample_drop sampler_ibs_convert(struct ibs_convert *c, const struct perf_sa
 /* --- the running source --- */
 
 struct ibs_source {
+	struct perf_source ps; /* first: perf_source_launch */
 	struct ibs_convert conv;
-	struct period_ctl ctl;
-	struct period_ctl_clock clk;
-	struct perf_sampler *sampler;
-	struct stats *stats;
 };
+static_assert(offsetof(struct ibs_source, ps) == 0, "perf_source_launch finds ps at ctx");
 
 static bool ibs_convert_cb(void *ctx, const struct perf_event_header *h,
 			   const struct perf_sample *s, struct access_event *out)
@@ -262,15 +262,6 @@ static bool ibs_convert_cb(void *ctx, const struct perf_event_header *h,
 
 	(void)h;
 	return sampler_ibs_convert(&src->conv, s, out) == SAMPLE_KEPT;
-}
-
-/* Sampler thread, after every drain. */
-static void ibs_on_drain(void *ctx, struct perf_sampler *sampler,
-			 const struct perf_ring_counts *total)
-{
-	struct ibs_source *src = ctx;
-
-	perf_sampler_adapt_period(sampler, &src->ctl, &src->clk, total);
 }
 
 static int ibs_opts_from(const struct ibs_source_params *p, struct ibs_opts *o)
@@ -319,9 +310,8 @@ int sampler_ibs_start(const struct ibs_source_params *p, struct ibs_source **out
 	}
 	/* the sampler counts drops in SS_SAMPLES_DROPPED itself: the filter gets no stats */
 	sampler_ibs_convert_init(&src->conv, &pmu, &o, p->topo, NULL);
-	period_ctl_init(&src->ctl, o.period, 0, p->cfg->sources.cpu_budget_percent,
+	period_ctl_init(&src->ps.ctl, o.period, 0, p->cfg->sources.cpu_budget_percent,
 			sampler_ibs_ext_count(&pmu) ? PERIOD_IBS_EXT : PERIOD_IBS);
-	src->stats = sp.stats;
 	memset(&ss, 0, sizeof(ss));
 	ss.source = SRC_IBS;
 	ss.name = "ibs";
@@ -329,17 +319,14 @@ int sampler_ibs_start(const struct ibs_source_params *p, struct ibs_source **out
 	sampler_ibs_build_attr(&pmu, &o, &ss.attr[0]);
 	ss.leader = -1;
 	ss.convert = ibs_convert_cb;
-	ss.on_drain = ibs_on_drain;
 	ss.ctx = src;
 	if (!sp.ring_pages)
 		sp.ring_pages = p->cfg->sources.ibs.ring_pages;
-	r = perf_sampler_launch(&ss, &sp, &src->sampler, reason, size);
+	r = perf_source_launch(&src->ps, &ss, &sp, reason, size);
 	if (r < 0) {
 		sampler_ibs_stop(src);
 		return r;
 	}
-	if (src->stats)
-		stats_source_active(src->stats, SRC_IBS, 1);
 	*out = src;
 	return 0;
 }
@@ -348,13 +335,11 @@ void sampler_ibs_stop(struct ibs_source *s)
 {
 	if (!s)
 		return;
-	perf_sampler_free(s->sampler); /* stops it first */
-	if (s->stats)
-		stats_source_active(s->stats, SRC_IBS, 0);
+	perf_source_stop(&s->ps);
 	free(s);
 }
 
 uint64_t sampler_ibs_period(const struct ibs_source *s)
 {
-	return s->ctl.period;
+	return s->ps.ctl.period;
 }

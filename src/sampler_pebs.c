@@ -1,7 +1,9 @@
 /* sampler_pebs: see sampler_pebs.h. */
 #include "sampler_pebs.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,14 +409,12 @@ int sampler_pebs_parse_cpulist(const char *s, int *out, int max)
 /* --- the running source --- */
 
 struct pebs_source {
+	struct perf_source ps; /* first: perf_source_launch */
 	struct pebs_convert conv;
 	enum access_kind fallback;
-	struct period_ctl ctl;
-	struct period_ctl_clock clk;
-	struct perf_sampler *sampler;
-	struct stats *stats;
 	int *cpus;
 };
+static_assert(offsetof(struct pebs_source, ps) == 0, "perf_source_launch finds ps at ctx");
 
 static bool pebs_convert_cb(void *ctx, const struct perf_event_header *h,
 			    const struct perf_sample *s, struct access_event *out)
@@ -423,15 +423,6 @@ static bool pebs_convert_cb(void *ctx, const struct perf_event_header *h,
 
 	(void)h;
 	return sampler_pebs_convert(&src->conv, src->fallback, s, out) == SAMPLE_KEPT;
-}
-
-/* Sampler thread, after every drain. */
-static void pebs_on_drain(void *ctx, struct perf_sampler *sampler,
-			  const struct perf_ring_counts *total)
-{
-	struct pebs_source *src = ctx;
-
-	perf_sampler_adapt_period(sampler, &src->ctl, &src->clk, total);
 }
 
 /* The samples' kind when DATA_SRC has no op: the one sampling event's, or unknown when
@@ -465,7 +456,6 @@ static int source_from_plan(const struct pebs_plan *plan, struct pebs_source *sr
 			ss->leader = i;
 	}
 	ss->convert = pebs_convert_cb;
-	ss->on_drain = pebs_on_drain;
 	ss->ctx = src;
 	return 0;
 }
@@ -522,7 +512,7 @@ static int pebs_prepare(const struct pebs_source_params *p, struct pebs_source *
 		return r;
 	sampler_pebs_convert_init(&src->conv, &o, p->topo, NULL);
 	src->fallback = plan_fallback(&plan);
-	period_ctl_init(&src->ctl, o.period, 0, p->cfg->sources.cpu_budget_percent, PERIOD_ANY);
+	period_ctl_init(&src->ps.ctl, o.period, 0, p->cfg->sources.cpu_budget_percent, PERIOD_ANY);
 	r = source_from_plan(&plan, src, ss);
 	if (r < 0)
 		snprintf(reason, size, "too many events (%d)", plan.n);
@@ -541,19 +531,15 @@ int sampler_pebs_start(const struct pebs_source_params *p, struct pebs_source **
 		snprintf(reason, size, "out of memory");
 		return -ENOMEM;
 	}
-	src->stats = sp.stats;
 	if (!sp.ring_pages)
 		sp.ring_pages = p->cfg->sources.pebs.ring_pages;
 	r = pebs_prepare(p, src, &ss, &sp, reason, size);
 	if (r == 0)
-		r = perf_sampler_launch(&ss, &sp, &src->sampler, reason, size);
+		r = perf_source_launch(&src->ps, &ss, &sp, reason, size);
 	if (r < 0) {
-		src->stats = NULL; /* never active: leave the gauge alone */
 		sampler_pebs_stop(src);
 		return r;
 	}
-	if (src->stats)
-		stats_source_active(src->stats, SRC_PEBS, 1);
 	*out = src;
 	return 0;
 }
@@ -562,14 +548,12 @@ void sampler_pebs_stop(struct pebs_source *s)
 {
 	if (!s)
 		return;
-	perf_sampler_free(s->sampler); /* stops it first */
-	if (s->stats)
-		stats_source_active(s->stats, SRC_PEBS, 0);
+	perf_source_stop(&s->ps);
 	free(s->cpus);
 	free(s);
 }
 
 uint64_t sampler_pebs_period(const struct pebs_source *s)
 {
-	return s->ctl.period;
+	return s->ps.ctl.period;
 }

@@ -292,6 +292,44 @@ static void closes_everything_when_an_open_fails(void **state)
 		assert_null(f.maps[i]);
 }
 
+/* What the IBS and PEBS sources share: the gauge is 1 only while the sampler runs, and a
+ * refused launch leaves nothing open and the gauge alone. */
+static void perf_source_marks_active_only_while_launched(void **state)
+{
+	struct fake f = {.lim = {1000, 1000}, .fail_open_at = -1};
+	struct perf_sampler_source src = two_events();
+	struct perf_sampler_ops ops;
+	struct stats st;
+	struct got g = {0};
+	struct perf_sampler_params p = params(&f, &ops, &st, &g);
+	struct {
+		struct perf_source ps;
+		int other;
+	} owner = {0};
+	char err[PERF_SAMPLER_ERR_LEN];
+	(void)state;
+
+	p.drain_interval_ms = 10;
+	src.ctx = &owner;
+	assert_int_equal(perf_source_launch(&owner.ps, &src, &p, err, sizeof(err)), 0);
+	assert_non_null(owner.ps.sampler);
+	assert_non_null(src.on_drain); /* the adaptive period's hook */
+	assert_int_equal(atomic_load(&st.src_active[SRC_PEBS]), 1);
+	perf_source_stop(&owner.ps);
+	assert_null(owner.ps.sampler);
+	assert_int_equal(atomic_load(&st.src_active[SRC_PEBS]), 0);
+	assert_int_equal(f.open_fds, 0);
+	perf_source_stop(&owner.ps); /* idempotent */
+
+	f = (struct fake){.lim = {1000, 1000}, .fail_open_at = 3};
+	assert_int_equal(perf_source_launch(&owner.ps, &src, &p, err, sizeof(err)), -EACCES);
+	assert_null(owner.ps.sampler);
+	assert_int_equal(atomic_load(&st.src_active[SRC_PEBS]), 0);
+	assert_int_equal(f.open_fds, 0);
+	perf_source_stop(&owner.ps); /* never launched */
+	assert_int_equal(atomic_load(&st.src_active[SRC_PEBS]), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +338,7 @@ int main(void)
 	    cmocka_unit_test(opens_each_event_per_cpu_with_the_leader_first),
 	    cmocka_unit_test(drains_every_ring_into_the_sink_and_counts_drops),
 	    cmocka_unit_test(closes_everything_when_an_open_fails),
+	    cmocka_unit_test(perf_source_marks_active_only_while_launched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
