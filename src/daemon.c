@@ -14,6 +14,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "clock.h"
 #include "config.h"
 #include "config_pub.h"
 #include "engine.h"
@@ -42,14 +43,6 @@ struct daemon {
 	char reload_status_path[PATH_MAX];
 	uint64_t reload_generation;
 };
-
-static uint64_t now_usec(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static void destroy_config(struct pghotd_config *cfg)
 {
@@ -153,7 +146,7 @@ static void refresh_status(struct daemon *d)
 	    .promoted_pages = stats_promoted_pages_total(&d->stats),
 	    .dry_run = cfg->dry_run,
 	};
-	uint64_t now = now_usec(CLOCK_MONOTONIC), bytes = stats_promoted_bytes_total(&d->stats);
+	uint64_t now = clock_monotonic_us(), bytes = stats_promoted_bytes_total(&d->stats);
 	char buf[256];
 
 	if (now > d->last_usec)
@@ -266,7 +259,7 @@ static void reload(struct daemon *d)
 	struct reload_status answer = {.ok = true, .message = "configuration reloaded"};
 	int r;
 
-	notify_reloading(now_usec(CLOCK_MONOTONIC));
+	notify_reloading(clock_monotonic_us());
 	d->reload_generation++;
 	r = load_config(&d->opt, &next, &errs);
 	if (r < 0) {
@@ -435,7 +428,7 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 		return r == -EACCES || r == -EPERM			  ? EXIT_PERMISSION
 		       : r == -ENODEV || r == -ENOENT || r == -EOPNOTSUPP ? EXIT_UNSUPPORTED
 									  : EXIT_FAILED;
-	d->last_usec = now_usec(CLOCK_MONOTONIC);
+	d->last_usec = clock_monotonic_us();
 	log_event(LOG_LVL_NOTICE, "start", "pghotd %s started with %s", PGHOTD_VERSION,
 		  d->opt.config_path);
 	publish_reload_status(d, true, "started");

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cold_list.h"
 #include "damon_event.h"
 #include "damon_feed.h"
@@ -53,14 +54,6 @@ struct damon_source {
 	uint64_t next_refresh_ms, next_cold_ms;
 	uint32_t epoch;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void targets_free(struct target *t, size_t n)
 {
@@ -263,7 +256,7 @@ static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 	targets_free(s->old, s->nold);
 	s->old = s->tg, s->nold = s->ntg;
 	s->tg = t, s->ntg = n;
-	s->switch_ns = now_ns();
+	s->switch_ns = clock_monotonic_ns();
 	s->attrs = a;
 	kdamond_follow(s);
 	return 0;
@@ -370,7 +363,7 @@ static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring
 {
 	struct damon_source *s = ctx;
 	const struct pghotd_config *cfg = perf_sampler_config(smp);
-	uint64_t now = now_ns();
+	uint64_t now = clock_monotonic_ns();
 
 	(void)total;
 	if (!cfg)
@@ -462,7 +455,7 @@ int damon_source_start(struct damon_source *s)
 		r = perf_sampler_start(s->smp);
 	if (r < 0)
 		return r;
-	s->next_refresh_ms = now_ns() / 1000000 + DAMON_REFRESH_MS;
+	s->next_refresh_ms = clock_monotonic_ms() + DAMON_REFRESH_MS;
 	return 0;
 }
 

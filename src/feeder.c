@@ -6,8 +6,8 @@
  * verdict, so relaxed loads and stores suffice (the word carries no other data). */
 #include <errno.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "feeder.h"
 #include "hot_table.h"
@@ -26,14 +26,6 @@ struct feeder {
 	_Atomic uint64_t verdict[SLOTS];
 };
 
-static uint64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 int feeder_new(const struct feeder_deps *deps, struct feeder **out)
 {
 	struct feeder *f = calloc(1, sizeof(*f));
@@ -42,7 +34,7 @@ int feeder_new(const struct feeder_deps *deps, struct feeder **out)
 		return -ENOMEM;
 	f->d = *deps;
 	if (!f->d.now_ms)
-		f->d.now_ms = monotonic_ms;
+		f->d.now_ms = clock_monotonic_ms;
 	*out = f; /* calloc: every verdict word is 0, a miss for any valid (non-zero) handle */
 	return 0;
 }

@@ -7,7 +7,6 @@
 #include "worker.h"
 
 #include <errno.h>
-#include <time.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 
 #define BATCH	     256
@@ -480,22 +480,13 @@ void perf_sampler_stop(struct perf_sampler *s)
 	worker_stop(&s->w);
 }
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	if (clock_gettime(id, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void perf_sampler_adapt_period(struct perf_sampler *s, struct period_ctl *c,
 			       struct period_ctl_clock *k, const struct perf_ring_counts *total)
 {
 	uint64_t period;
 
-	if (period_ctl_tick(c, k, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID),
-			    total->samples, total->lost, total->throttles, &period))
+	if (period_ctl_tick(c, k, clock_monotonic_ns(), clock_thread_cpu_ns(), total->samples,
+			    total->lost, total->throttles, &period))
 		perf_sampler_set_period(s, period);
 }
 
