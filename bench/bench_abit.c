@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "src/abit_idle.h"
+#include "src/abit_sample.h"
 #include "src/cold_list.h"
 #include "src/config.h"
 #include "src/idle_bitmap.h"
@@ -166,7 +167,8 @@ static int place(struct bench *b, int node)
 		return -errno;
 	if (mbind(b->buf, b->size, MPOL_BIND, &mask, sizeof(mask) * 8, 0) < 0)
 		return -errno;
-	if (fmask && mbind(b->buf + half, b->size - half, MPOL_BIND, &fmask, sizeof(fmask) * 8, 0) < 0)
+	if (fmask &&
+	    mbind(b->buf + half, b->size - half, MPOL_BIND, &fmask, sizeof(fmask) * 8, 0) < 0)
 		return -errno;
 	memset(b->buf, 1, b->size);
 	/* The last pages faulted in wait in a per-CPU batch before they join an LRU list, and
@@ -245,14 +247,14 @@ static double replay(struct bench *b, int bitmap_fd, int kpf_fd)
 	double t0 = now_s();
 	int pm = open("/proc/self/pagemap", O_RDONLY);
 	char scratch[IDLE_BITMAP_IO_MAX * 2];
-	void *pages[ABIT_REGION_PAGES];
-	int status[ABIT_REGION_PAGES];
+	void *pages[ABIT_PIECE_PAGES];
+	int status[ABIT_PIECE_PAGES];
 
 	for (size_t i = 0; i < b->nrec; i++) {
 		const struct io_rec *r = &b->rec[i];
 
 		if (r->nodes) {
-			for (uint32_t k = 0; k < r->len && k < ABIT_REGION_PAGES; k++)
+			for (uint32_t k = 0; k < r->len && k < ABIT_PIECE_PAGES; k++)
 				pages[k] = (char *)(uintptr_t)r->off + (size_t)k * PAGE;
 			if (move_pages(0, r->len, pages, NULL, status, 0) < 0)
 				perror("move_pages");
@@ -426,10 +428,11 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--watch-fast"))
 			watch_fast = true;
 		else {
-			fprintf(stderr,
-				"usage: %s [--size-mib N] [--reps N] [--watch-fast] [--hotset [--thp] "
-				"[--rounds N]]\n",
-				argv[0]);
+			fprintf(
+			    stderr,
+			    "usage: %s [--size-mib N] [--reps N] [--watch-fast] [--hotset [--thp] "
+			    "[--rounds N]]\n",
+			    argv[0]);
 			return 2;
 		}
 	}
@@ -461,8 +464,8 @@ int main(int argc, char **argv)
 	printf("buffer: %zu MiB, %zu of %zu pages on slow node %d\n", b.size >> 20,
 	       count_on_node(&b, slow), b.npages, slow);
 	if (b.fast >= 0)
-		printf("watched for demotion: %zu pages on fast node %d\n", count_on_node(&b, b.fast),
-		       b.fast);
+		printf("watched for demotion: %zu pages on fast node %d\n",
+		       count_on_node(&b, b.fast), b.fast);
 	if (setup(&b, &ops) < 0)
 		return skip("the abit source is unavailable (see the log line above)");
 	r = abit_round(b.a, b.cfg); /* learn the buffer: marks it, reports nothing */

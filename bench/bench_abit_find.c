@@ -57,7 +57,7 @@ static int trial(uint64_t pages, int units, uint64_t seed, bool awake, struct tr
 					.max_regions = MAX_REG,
 					.samples_per_aggr = ABIT_SAMPLES_PER_AGGR,
 					.page_size = PAGE,
-					.piece_pages = ABIT_SAMPLE_PIECE_PAGES,
+					.piece_pages = ABIT_PIECE_PAGES,
 					.tail_pages = ABIT_SAMPLE_PIECE_END_PAGES};
 	struct abit_range r = {BASE, BASE + pages * PAGE};
 	uint64_t rng = seed, place = seed ^ UINT64_C(0x9e3779b97f4a7c15), unit[MAX_UNITS];

@@ -86,7 +86,7 @@ static int daemon_draws(char *buf, size_t len, size_t region_mib, uint64_t *va, 
 					.max_regions = 4 * min,
 					.samples_per_aggr = 8,
 					.page_size = PAGE,
-					.piece_pages = ABIT_SAMPLE_PIECE_PAGES,
+					.piece_pages = ABIT_PIECE_PAGES,
 					.tail_pages = ABIT_SAMPLE_PIECE_END_PAGES};
 	struct abit_range r = {(uint64_t)(uintptr_t)buf, (uint64_t)(uintptr_t)buf + len};
 	uint64_t state = 7, *addr = calloc(4 * (size_t)min, sizeof(*addr));

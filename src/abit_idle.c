@@ -25,14 +25,14 @@
 #include "topology.h"
 #include "worker.h"
 
-#define REGION_BYTES (ABIT_REGION_PAGES * PAGEMAP_PAGE_SIZE)
+#define PIECE_BYTES (ABIT_PIECE_PAGES * PAGEMAP_PAGE_SIZE)
 /* A bitmap write may span this many untouched words: writing a 0 bit costs the kernel
  * nothing, while each extra call costs a syscall. */
 #define MARK_MAX_GAP 16
 /* A /proc/PID/stat line: 52 fields of at most 20 digits, and a 16-byte command name. */
 #define STAT_TEXT_MAX 2048
 
-/* Cached pagemap decode of one page of a region: the PFN seen at the last scan, plus
+/* Cached pagemap decode of one page of a piece: the PFN seen at the last scan, plus
  * whether its kpageflags were checked for that PFN (KNOWN), it is marked idle (TRACKED) and
  * it heads a THP (HUGE). A slow page not on an LRU list stays unKNOWN, so it is looked at
  * again next scan. */
@@ -45,12 +45,12 @@
 #define ENT_OFFERED (UINT64_C(1) << 60)
 /* A page of a watched fast node: tracked for its idle time, not for promotion. */
 #define ENT_FAST (UINT64_C(1) << 59)
-/* A slow page learned at this PFN by the region's last scan and not looked at since: an access
+/* A slow page learned at this PFN by the piece's last scan and not looked at since: an access
  * the next look finds is the first evidence of its use (abit_first_threshold()). */
 #define ENT_FRESH (UINT64_C(1) << 58)
 /* Cold pages gathered before one cold_list_offer(). */
 #define COLD_BATCH 256
-/* Mode regions: a 2 MiB region a sample found accessed is read again at this many of the
+/* Mode regions: a 2 MiB piece a sample found accessed is read again at this many of the
  * following sampling steps, not only from the next round: a page accessed all the time then
  * reaches a promotion threshold of 2 two steps after the sample (a quarter of a scan interval
  * at the shipped settings), not a round and a half later. */
@@ -60,7 +60,7 @@
  * sweep reading each page once per 10 s meets a 250 ms window in 2.5% of its pages). */
 #define FIRST_GAP_DIV 4
 
-struct abit_region {
+struct abit_piece {
 	uint64_t start;
 	uint32_t npages;
 	uint32_t ntracked;
@@ -79,9 +79,9 @@ struct abit_region {
 	uint32_t marked_ms;  /* since_now() of its last mark */
 	uint64_t cold_until; /* mode regions: in the cold window until this round; 0 not */
 	uint64_t next_round;
-	uint64_t *ent; /* [npages]; NULL while the region holds no slow page */
+	uint64_t *ent; /* [npages]; NULL while the piece holds no slow page */
 	/* Demotion: for each tracked page of a watched fast node, the time (the scanner's
-	 * milliseconds, modulo 2^32) since which it was not seen accessed; NULL while the region
+	 * milliseconds, modulo 2^32) since which it was not seen accessed; NULL while the piece
 	 * holds no such page. offer_epoch: the cold list's epoch its OFFERED bits belong to. */
 	uint32_t *since;
 	uint32_t offer_epoch;
@@ -90,18 +90,18 @@ struct abit_region {
 struct abit_proc {
 	pid_t pid;
 	uint64_t starttime;
-	size_t nreg;
-	struct abit_region *reg;
+	size_t npieces;
+	struct abit_piece *piece;
 	bool gone;
 	int cpu, node; /* where it last ran; read once per round, when it has accesses */
 	bool cpu_read;
 	struct abit_sampler *smp; /* mode regions */
 	int64_t handle;		  /* procs handle for cold offers; 0 not looked up, < 0 none */
-	size_t nquick;		  /* regions with re-reads pending (quick) or fresh, at most */
+	size_t nquick;		  /* pieces with re-reads pending (quick) or fresh, at most */
 	uint64_t added;		  /* the round it was first watched (abit_reread_young()) */
 	uint64_t vm_size, vm_rss; /* statm (pages) when its maps were last read */
 	unsigned maps_kept;	  /* re-reads since, that found both unchanged (proc_build()) */
-	bool capped;		  /* regions were left out at that read: read again at each */
+	bool capped;		  /* pieces were left out at that read: read again at each */
 };
 
 struct abit {
@@ -112,7 +112,7 @@ struct abit {
 	bool slow_used_known;
 	uint64_t last_wake; /* the round of the last wake */
 	size_t
-	    nwatched; /* mode regions: 2 MiB regions watched or in the cold window, all processes */
+	    nwatched; /* mode regions: 2 MiB pieces watched or in the cold window, all processes */
 	pid_t cold_pid; /* mode regions: where the cold window's walk goes on */
 	uint64_t cold_vaddr;
 	struct access_sink sink;
@@ -161,16 +161,16 @@ struct abit {
 	int error;
 	struct access_event ev[ABIT_EVENT_BATCH];
 	size_t nev;
-	uint64_t pm[ABIT_REGION_PAGES];
-	uint64_t pfns[ABIT_REGION_PAGES];
-	uint32_t idx[ABIT_REGION_PAGES];
-	int node[ABIT_REGION_PAGES]; /* page nodes, when the topology has no block map */
-	void *addr[ABIT_REGION_PAGES];
+	uint64_t pm[ABIT_PIECE_PAGES];
+	uint64_t pfns[ABIT_PIECE_PAGES];
+	uint32_t idx[ABIT_PIECE_PAGES];
+	int node[ABIT_PIECE_PAGES]; /* page nodes, when the topology has no block map */
+	void *addr[ABIT_PIECE_PAGES];
 	struct idle_words words;
 	struct abit_vmas vmas; /* proc_vmas() scratch */
-	/* 2 MiB regions over every process, at most (deps.regions_cap), and held now. */
-	uint64_t regions_cap, regions_used;
-	bool maps_keep; /* the configuration is the one the kept regions were built for */
+	/* 2 MiB pieces over every process, at most (deps.pieces_cap), and held now. */
+	uint64_t pieces_cap, pieces_used;
+	bool maps_keep; /* the configuration is the one the kept pieces were built for */
 
 	struct worker w;
 	struct config_pub *pub;
@@ -219,10 +219,10 @@ static int proc_read_stat(const struct abit *a, pid_t pid, uint64_t *start, int 
 	return stat_parse_start_cpu(text, start, cpu);
 }
 
-/* ---- process list and regions ---------------------------------------------------------- */
+/* ---- process list and pieces ---------------------------------------------------------- */
 
-/* Drops a region's per-page cache. */
-static void region_forget_pages(struct abit_region *g)
+/* Drops a piece's per-page cache. */
+static void piece_forget_pages(struct abit_piece *g)
 {
 	free(g->ent);
 	free(g->since);
@@ -230,16 +230,16 @@ static void region_forget_pages(struct abit_region *g)
 	g->since = NULL;
 }
 
-static void regions_free(struct abit_region *reg, size_t n)
+static void pieces_free(struct abit_piece *reg, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		region_forget_pages(&reg[i]);
+		piece_forget_pages(&reg[i]);
 	free(reg);
 }
 
 static void proc_free(struct abit_proc *p)
 {
-	regions_free(p->reg, p->nreg);
+	pieces_free(p->piece, p->npieces);
 	abit_sampler_free(p->smp);
 }
 
@@ -251,24 +251,24 @@ static void procs_free_all(struct abit_proc *p, size_t n)
 }
 
 /* Appends the 2 MiB-aligned pieces of [start, end) to *reg. */
-static int regions_cut(uint64_t start, uint64_t end, struct abit_region **reg, size_t *n,
-		       size_t *cap, uint64_t round)
+static int pieces_cut(uint64_t start, uint64_t end, struct abit_piece **reg, size_t *n, size_t *cap,
+		      uint64_t round)
 {
 	while (start < end) {
-		uint64_t stop = (start / REGION_BYTES + 1) * REGION_BYTES;
+		uint64_t stop = (start / PIECE_BYTES + 1) * PIECE_BYTES;
 
 		if (stop > end)
 			stop = end;
 		if (*n == *cap) {
 			size_t c = *cap ? *cap * 2 : 16;
-			struct abit_region *bigger = realloc(*reg, c * sizeof(*bigger));
+			struct abit_piece *bigger = realloc(*reg, c * sizeof(*bigger));
 
 			if (!bigger)
 				return -ENOMEM;
 			*reg = bigger;
 			*cap = c;
 		}
-		(*reg)[(*n)++] = (struct abit_region){
+		(*reg)[(*n)++] = (struct abit_piece){
 		    .start = start,
 		    .npages = (uint32_t)((stop - start) / PAGEMAP_PAGE_SIZE),
 		    .interval = 1,
@@ -280,16 +280,16 @@ static int regions_cut(uint64_t start, uint64_t end, struct abit_region **reg, s
 	return 0;
 }
 
-/* The regions of the VMAs in a->vmas, in address order. -ENOMEM. */
-static int regions_from_vmas(struct abit *a, struct abit_region **out, size_t *nout)
+/* The pieces of the VMAs in a->vmas, in address order. -ENOMEM. */
+static int pieces_from_vmas(struct abit *a, struct abit_piece **out, size_t *nout)
 {
-	struct abit_region *reg = NULL;
+	struct abit_piece *reg = NULL;
 	size_t n = 0, cap = 0;
 
 	for (size_t i = 0; i < a->vmas.n; i++) {
-		if (regions_cut(a->vmas.v[i].start, a->vmas.v[i].end, &reg, &n, &cap, a->round) <
+		if (pieces_cut(a->vmas.v[i].start, a->vmas.v[i].end, &reg, &n, &cap, a->round) <
 		    0) {
-			regions_free(reg, n);
+			pieces_free(reg, n);
 			return -ENOMEM;
 		}
 	}
@@ -299,7 +299,7 @@ static int regions_from_vmas(struct abit *a, struct abit_region **out, size_t *n
 }
 
 /* Reads pid's VMAs into a->vmas, keeping what its resident set (rss pages) and the source's
- * cap allow (abit_vmas.h; a->regions_used holds the regions of every other process); counts
+ * cap allow (abit_vmas.h; a->pieces_used holds the pieces of every other process); counts
  * what is left out (*capped then). -errno (-ENOENT/-ESRCH: gone). */
 static int proc_vmas(struct abit *a, pid_t pid, uint64_t rss, bool *capped)
 {
@@ -311,8 +311,8 @@ static int proc_vmas(struct abit *a, pid_t pid, uint64_t rss, bool *capped)
 	r = abit_vmas_read_maps(&a->vmas, path);
 	if (r < 0)
 		return r;
-	need = abit_vmas_regions(&a->vmas);
-	left = a->regions_cap > a->regions_used ? a->regions_cap - a->regions_used : 0;
+	need = abit_vmas_pieces(&a->vmas);
+	left = a->pieces_cap > a->pieces_used ? a->pieces_cap - a->pieces_used : 0;
 	allow = abit_vmas_allowance(rss);
 	if (need <= allow && need <= left)
 		return 0;
@@ -333,16 +333,15 @@ static int proc_vmas(struct abit *a, pid_t pid, uint64_t rss, bool *capped)
 	return 0;
 }
 
-/* Carries scan state (cache, interval) from the old regions to the new ones with the same
- * range; frees the cache of regions that went away. Both lists are in address order. */
-static void regions_inherit(struct abit_region *old, size_t nold, struct abit_region *nw,
-			    size_t nnew)
+/* Carries scan state (cache, interval) from the old pieces to the new ones with the same
+ * range; frees the cache of pieces that went away. Both lists are in address order. */
+static void pieces_inherit(struct abit_piece *old, size_t nold, struct abit_piece *nw, size_t nnew)
 {
 	size_t i = 0;
 
 	for (size_t j = 0; j < nnew; j++) {
 		while (i < nold && old[i].start < nw[j].start)
-			region_forget_pages(&old[i++]);
+			piece_forget_pages(&old[i++]);
 		if (i < nold && old[i].start == nw[j].start && old[i].npages == nw[j].npages) {
 			nw[j] = old[i];
 			old[i].ent = NULL;
@@ -381,24 +380,24 @@ static bool proc_selected(const struct abit *a, const struct pghotd_config *cfg,
 	return !info.kernel_thread && proc_filter_match(cfg, &info);
 }
 
-/* Mode regions: the region is neither watched nor in the cold window (its pages stay known). */
-static void region_clear_watch(struct abit_region *g)
+/* Mode regions: the piece is neither watched nor in the cold window (its pages stay known). */
+static void piece_clear_watch(struct abit_piece *g)
 {
 	g->watch = false;
 	g->cold_until = 0;
 	g->cold_scanned = false;
 }
 
-static void region_unwatch(struct abit_region *g)
+static void piece_unwatch(struct abit_piece *g)
 {
-	region_forget_pages(g);
+	piece_forget_pages(g);
 	g->ntracked = 0;
 	g->nfast = 0;
-	region_clear_watch(g);
+	piece_clear_watch(g);
 }
 
-/* Mode regions: the region is scanned page by page (for promotion, or in the cold window). */
-static bool region_scanned(const struct abit_region *g)
+/* Mode regions: the piece is scanned page by page (for promotion, or in the cold window). */
+static bool piece_scanned(const struct abit_piece *g)
 {
 	return g->watch || g->cold_until;
 }
@@ -414,10 +413,10 @@ static uint32_t sampler_size(uint32_t max, uint64_t pages)
 	return want >= max ? max : (uint32_t)p2;
 }
 
-/* Mode regions: the sampler of p over its VMAs (the 2 MiB regions, joined where they touch),
+/* Mode regions: the sampler of p over its VMAs (the 2 MiB pieces, joined where they touch),
  * taken over from old (the same process) when it has the right size. A process of at most
  * sources.abit.full_scan_mib gets none: it is scanned in full, as in mode full (what a sampled
- * past left in its regions' watch state is dropped, their per-page state kept). */
+ * past left in its pieces' watch state is dropped, their per-page state kept). */
 static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *old)
 {
 	struct abit_range *rg;
@@ -428,21 +427,21 @@ static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *o
 
 	if (a->cfg->sources.abit.mode != ABIT_MODE_REGIONS)
 		return 0;
-	for (size_t i = 0; i < p->nreg; i++)
-		pages += p->reg[i].npages;
+	for (size_t i = 0; i < p->npieces; i++)
+		pages += p->piece[i].npages;
 	if (pages * PAGEMAP_PAGE_SIZE <= (uint64_t)a->cfg->sources.abit.full_scan_mib << 20) {
-		for (size_t i = 0; old && old->smp && i < p->nreg; i++) {
-			region_clear_watch(&p->reg[i]);
-			p->reg[i].seen = false;
+		for (size_t i = 0; old && old->smp && i < p->npieces; i++) {
+			piece_clear_watch(&p->piece[i]);
+			p->piece[i].seen = false;
 		}
 		return 0;
 	}
-	rg = malloc(p->nreg * sizeof(*rg));
+	rg = malloc(p->npieces * sizeof(*rg));
 	if (!rg)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nreg; i++) {
-		uint64_t start = p->reg[i].start;
-		uint64_t end = start + (uint64_t)p->reg[i].npages * PAGEMAP_PAGE_SIZE;
+	for (size_t i = 0; i < p->npieces; i++) {
+		uint64_t start = p->piece[i].start;
+		uint64_t end = start + (uint64_t)p->piece[i].npages * PAGEMAP_PAGE_SIZE;
 
 		if (n && rg[n - 1].end == start)
 			rg[n - 1].end = end;
@@ -452,8 +451,8 @@ static int proc_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *o
 	want = sampler_size(a->cfg->sources.abit.max_regions, pages);
 	if (!old || !old->smp)
 		/* Entering the mode: nothing is watched before the first aggregation. */
-		for (size_t i = 0; i < p->nreg; i++)
-			region_unwatch(&p->reg[i]);
+		for (size_t i = 0; i < p->npieces; i++)
+			piece_unwatch(&p->piece[i]);
 	if (old && old->smp && abit_sampler_max_regions(old->smp) == want) {
 		p->smp = old->smp;
 		old->smp = NULL;
@@ -493,45 +492,45 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 	r = proc_vmas(a, pid, p.vm_rss, &p.capped);
 	if (r < 0)
 		return errno_means_gone(r) ? -ESRCH : r;
-	r = regions_from_vmas(a, &p.reg, &p.nreg);
+	r = pieces_from_vmas(a, &p.piece, &p.npieces);
 	if (r < 0)
 		return r;
-	if (!p.nreg) {
+	if (!p.npieces) {
 		/* A kernel thread, or nothing mapped that could be tracked. */
-		free(p.reg);
+		free(p.piece);
 		return -ESRCH;
 	}
 	if (old && old->starttime != p.starttime)
 		old = NULL;
 	if (old) {
-		regions_inherit(old->reg, old->nreg, p.reg, p.nreg);
+		pieces_inherit(old->piece, old->npieces, p.piece, p.npieces);
 		p.added = old->added;
-		p.nquick = old->nquick; /* the inherited regions keep their re-reads */
+		p.nquick = old->nquick; /* the inherited pieces keep their re-reads */
 	}
 	r = proc_sampler(a, &p, old);
 	if (r < 0) {
-		regions_free(p.reg, p.nreg);
+		pieces_free(p.piece, p.npieces);
 		abit_sampler_free(p.smp);
 		return r;
 	}
-	/* Scanned in full: the next step looks at its fresh regions (proc_quick()). */
-	for (size_t i = 0; !p.smp && i < p.nreg; i++)
-		p.nquick += p.reg[i].fresh && !p.reg[i].quick;
+	/* Scanned in full: the next step looks at its fresh pieces (proc_quick()). */
+	for (size_t i = 0; !p.smp && i < p.npieces; i++)
+		p.nquick += p.piece[i].fresh && !p.piece[i].quick;
 	*out = p;
 	return 0;
 }
 
 static bool stopping(struct abit *a);
 
-static void regions_recount(struct abit *a)
+static void pieces_recount(struct abit *a)
 {
-	a->regions_used = 0;
+	a->pieces_used = 0;
 	for (size_t i = 0; i < a->nprocs; i++)
-		a->regions_used += a->procs[i].nreg;
+		a->pieces_used += a->procs[i].npieces;
 }
 
 /* Re-reads the selected processes and their VMAs, keeping what is known of unchanged
- * regions. On failure the old list stays. */
+ * pieces. On failure the old list stays. */
 static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
 {
 	struct abit_proc *np, *old;
@@ -546,7 +545,7 @@ static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
 		free(pids);
 		return -ENOMEM;
 	}
-	a->regions_used = 0; /* the cap counts the new list as it is built */
+	a->pieces_used = 0; /* the cap counts the new list as it is built */
 	for (size_t i = 0; i < n; i++) {
 		if (stopping(a))
 			break;
@@ -557,17 +556,17 @@ static int abit_refresh(struct abit *a, const struct pghotd_config *cfg)
 		if (r == -ENOMEM) {
 			procs_free_all(np, k);
 			free(pids);
-			regions_recount(a);
+			pieces_recount(a);
 			return r;
 		}
 		if (r == 1) { /* kept: it moves to the new list */
 			np[k] = *old;
-			old->reg = NULL;
-			old->nreg = 0;
+			old->piece = NULL;
+			old->npieces = 0;
 			old->smp = NULL;
 		}
 		if (r >= 0)
-			a->regions_used += np[k++].nreg;
+			a->pieces_used += np[k++].npieces;
 		/* Other failures: the process exited, or is not ours to read; skip it. */
 	}
 	free(a->listed);
@@ -610,7 +609,7 @@ static int abit_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *
 		if (r == -ENOMEM)
 			goto nomem;
 		if (r == 0) /* other failures: exited, or not ours to read */
-			a->regions_used += add[nadd++].nreg;
+			a->pieces_used += add[nadd++].npieces;
 		if (stopping(a))
 			break;
 	}
@@ -640,12 +639,12 @@ static int abit_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *
 	free(a->listed);
 	a->listed = pids;
 	a->nlisted = n;
-	regions_recount(a);
+	pieces_recount(a);
 	return 0;
 nomem:
 	procs_free_all(add, nadd);
 	free(pids);
-	regions_recount(a);
+	pieces_recount(a);
 	return -ENOMEM;
 }
 
@@ -661,7 +660,7 @@ static void abit_drop_gone(struct abit *a)
 		a->procs[k++] = a->procs[i];
 	}
 	a->nprocs = k;
-	regions_recount(a);
+	pieces_recount(a);
 }
 
 /* ---- events ----------------------------------------------------------------------------- */
@@ -704,11 +703,11 @@ static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint6
 		abit_flush(a);
 }
 
-/* ---- scanning one region ---------------------------------------------------------------- */
+/* ---- scanning one piece ---------------------------------------------------------------- */
 
 /* Without a memory block map (no CONFIG_MEMORY_HOTPLUG) a PFN does not tell its node: ask
- * the kernel for the node of each present page of the region instead. */
-static void region_nodes(struct abit *a, const struct abit_proc *p, const struct abit_region *g)
+ * the kernel for the node of each present page of the piece instead. */
+static void piece_nodes(struct abit *a, const struct abit_proc *p, const struct abit_piece *g)
 {
 	const struct topology *t = a->cfg->topo;
 
@@ -724,7 +723,7 @@ static void region_nodes(struct abit *a, const struct abit_proc *p, const struct
 			a->node[i] = -1;
 }
 
-/* Node of page i of the region scanned (PFN pfn), -1 when unknown. */
+/* Node of page i of the piece scanned (PFN pfn), -1 when unknown. */
 static int page_node(const struct abit *a, uint32_t i, uint64_t pfn)
 {
 	const struct topology *t = a->cfg->topo;
@@ -749,8 +748,8 @@ static void cold_flush(struct abit *a)
 	a->ncold = 0;
 }
 
-/* A new offer epoch: every page of the region may be offered again. */
-static void region_new_epoch(struct abit *a, struct abit_region *g)
+/* A new offer epoch: every page of the piece may be offered again. */
+static void piece_new_epoch(struct abit *a, struct abit_piece *g)
 {
 	if (g->offer_epoch == a->epoch)
 		return;
@@ -781,7 +780,7 @@ static int64_t proc_handle(const struct abit *a, struct abit_proc *p)
  * mover takes it for an exchange from then on, for the free target once idle
  * config_demotion_idle_ms()). A page tracked
  * before its node counted as fast (a reload moved the tiers) starts its idle time now. */
-static void cold_note(struct abit *a, struct abit_proc *p, struct abit_region *g, uint32_t i,
+static void cold_note(struct abit *a, struct abit_proc *p, struct abit_piece *g, uint32_t i,
 		      int node, bool idle)
 {
 	int64_t h;
@@ -816,7 +815,7 @@ static void cold_note(struct abit *a, struct abit_proc *p, struct abit_region *g
 }
 
 /* Makes room for page i's idle time; -ENOMEM. */
-static int region_track_fast(struct abit *a, struct abit_region *g, uint32_t i)
+static int piece_track_fast(struct abit *a, struct abit_piece *g, uint32_t i)
 {
 	if (!g->since) {
 		g->since = calloc(g->npages, sizeof(*g->since));
@@ -828,8 +827,8 @@ static int region_track_fast(struct abit *a, struct abit_region *g, uint32_t i)
 	return 0;
 }
 
-/* Reads back the bitmap words of the region's tracked PFNs. */
-static int region_fetch(struct abit *a, const struct abit_region *g)
+/* Reads back the bitmap words of the piece's tracked PFNs. */
+static int piece_fetch(struct abit *a, const struct abit_piece *g)
 {
 	size_t n = 0;
 	int r;
@@ -847,9 +846,9 @@ static int region_fetch(struct abit *a, const struct abit_region *g)
 	return r < 0 ? r : 0;
 }
 
-/* Reads the region's pagemap entries into a->pm. -ESRCH when the process is gone (the
+/* Reads the piece's pagemap entries into a->pm. -ESRCH when the process is gone (the
  * kernel returns end of file once its mm is released). */
-static int region_read_pagemap(struct abit *a, int fd, const struct abit_region *g)
+static int piece_read_pagemap(struct abit *a, int fd, const struct abit_piece *g)
 {
 	size_t len = (size_t)g->npages * 8;
 	ssize_t n = idle_io_read_full(a->ops, fd, a->pm, len, g->start / PAGEMAP_PAGE_SIZE * 8);
@@ -867,23 +866,23 @@ static int region_read_pagemap(struct abit *a, int fd, const struct abit_region 
  * slow pages whose kpageflags must be (re)read. Returns how many, or -EPERM for hidden
  * PFNs, -ENOMEM. *accessed counts the accesses reported. With watch_fast (some fast node
  * watched for demotion) the same for the pages of watched fast nodes, whose idle times
- * cold_note() keeps; region_compare() instantiates both, so a scan with no node watched runs
+ * cold_note() keeps; piece_compare() instantiates both, so a scan with no node watched runs
  * the loop it ran before demotion existed. */
 static inline __attribute__((always_inline)) int
-region_compare_as(struct abit *a, struct abit_proc *p, struct abit_region *g, unsigned *accessed,
-		  const bool watch_fast)
+piece_compare_as(struct abit *a, struct abit_proc *p, struct abit_piece *g, unsigned *accessed,
+		 const bool watch_fast)
 {
 	unsigned hidden = 0, present = 0;
 	int nneed = 0;
 	/* First evidence counts only in a process scanned in full: there a page is learned when it
-	 * arrives, while a sampled region is learned because a sample found an access, which a
-	 * sweep moving through the region would then keep supplying. */
+	 * arrives, while a sampled piece is learned because a sample found an access, which a
+	 * sweep moving through the piece would then keep supplying. */
 	unsigned gap = a->cfg->sources.abit.scan_interval_ms / FIRST_GAP_DIV;
 	unsigned first =
 	    a->first_thr && !p->smp && since_now(a) - g->marked_ms <= gap ? a->first_thr : 0;
 
 	if (watch_fast)
-		region_new_epoch(a, g);
+		piece_new_epoch(a, g);
 	for (uint32_t i = 0; i < g->npages; i++) {
 		uint64_t pfn = pagemap_pfn(a->pm[i]);
 		uint64_t old = g->ent ? g->ent[i] : 0;
@@ -899,7 +898,7 @@ region_compare_as(struct abit *a, struct abit_proc *p, struct abit_region *g, un
 				  old & ENT_FRESH ? first : 0);
 			(*accessed)++;
 		} else if (same && fast) {
-			if (!g->since && region_track_fast(a, g, i) < 0)
+			if (!g->since && piece_track_fast(a, g, i) < 0)
 				return -ENOMEM;
 			cold_note(a, p, g, i, node, idle_words_idle(&a->words, pfn));
 		}
@@ -917,7 +916,7 @@ region_compare_as(struct abit *a, struct abit_proc *p, struct abit_region *g, un
 		}
 		if ((old & ENT_KNOWN) && (old & ENT_PFN) == pfn)
 			continue;
-		if (fast && region_track_fast(a, g, i) < 0)
+		if (fast && piece_track_fast(a, g, i) < 0)
 			return -ENOMEM;
 		g->ent[i] = pfn | (fast ? ENT_FAST : 0);
 		a->idx[nneed++] = i;
@@ -929,17 +928,17 @@ region_compare_as(struct abit *a, struct abit_proc *p, struct abit_region *g, un
 	return nneed;
 }
 
-static int region_compare(struct abit *a, struct abit_proc *p, struct abit_region *g,
-			  unsigned *accessed)
+static int piece_compare(struct abit *a, struct abit_proc *p, struct abit_piece *g,
+			 unsigned *accessed)
 {
-	return a->want ? region_compare_as(a, p, g, accessed, true)
-		       : region_compare_as(a, p, g, accessed, false);
+	return a->want ? piece_compare_as(a, p, g, accessed, true)
+		       : piece_compare_as(a, p, g, accessed, false);
 }
 
 /* Classifies the listed pages from kpageflags, one pread per run of consecutive PFNs. */
-static int region_learn(struct abit *a, struct abit_region *g, int nneed)
+static int piece_learn(struct abit *a, struct abit_piece *g, int nneed)
 {
-	uint64_t flags[ABIT_REGION_PAGES];
+	uint64_t flags[ABIT_PIECE_PAGES];
 
 	for (int i = 0; i < nneed;) {
 		uint64_t first = g->ent[a->idx[i]] & ENT_PFN;
@@ -971,8 +970,8 @@ static int region_learn(struct abit *a, struct abit_region *g, int nneed)
 	return 0;
 }
 
-/* Marks the region's tracked pages idle again. */
-static int region_mark(struct abit *a, struct abit_region *g)
+/* Marks the piece's tracked pages idle again. */
+static int piece_mark(struct abit *a, struct abit_piece *g)
 {
 	size_t n = 0, nfast = 0;
 	int r;
@@ -999,7 +998,7 @@ static int region_mark(struct abit *a, struct abit_region *g)
 		for (uint32_t i = 0; g->ent && i < g->npages && !any; i++)
 			any = g->ent[i] != 0;
 		if (!any)
-			region_forget_pages(g);
+			piece_forget_pages(g);
 		return 0;
 	}
 	r = idle_words_build(&a->words, a->pfns, n);
@@ -1009,15 +1008,15 @@ static int region_mark(struct abit *a, struct abit_region *g)
 	return r < 0 ? r : 0;
 }
 
-/* A scan that had nothing marked before it (the region's pages were just learned) proves
+/* A scan that had nothing marked before it (the piece's pages were just learned) proves
  * nothing about idleness, so it does not count towards the back-off. Only slow pages count:
  * the pace serves promotion, and a fast page's idle time needs no close watch. */
-static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_tracked,
-			 uint64_t round, uint16_t max_interval)
+static void piece_adapt(struct abit_piece *g, unsigned accessed, uint32_t had_tracked,
+			uint64_t round, uint16_t max_interval)
 {
 	uint32_t tracked = g->ntracked - g->nfast;
 
-	/* Pages newly tracked (the region was just populated, or its pages moved to a slow
+	/* Pages newly tracked (the piece was just populated, or its pages moved to a slow
 	 * node) are as telling as an access: watch it closely again. */
 	if (accessed || tracked > had_tracked) {
 		g->interval = 1;
@@ -1040,10 +1039,10 @@ static void region_adapt(struct abit_region *g, unsigned accessed, uint32_t had_
 	g->next_round = round + g->interval;
 }
 
-/* Most rounds between scans of a region that holds pages of a fast node watched for
+/* Most rounds between scans of a piece that holds pages of a fast node watched for
  * demotion: a quarter of the idle time that makes a page cold, so ages are known to that
- * precision and the region's cold pages are offered again within the time the promoter
- * trusts an offer (config_demotion_trust_ms()). Such a region has no slow page to back off
+ * precision and the piece's cold pages are offered again within the time the promoter
+ * trusts an offer (config_demotion_trust_ms()). Such a piece has no slow page to back off
  * for, and would otherwise be seen once in ABIT_MAX_INTERVAL rounds, offering few pages. */
 static uint16_t fast_max_interval(const struct abit *a)
 {
@@ -1053,13 +1052,13 @@ static uint16_t fast_max_interval(const struct abit *a)
 	return n < 1 ? 1 : n > ABIT_MAX_INTERVAL ? ABIT_MAX_INTERVAL : (uint16_t)n;
 }
 
-/* A process scanned in full: a region whose scan just learned pages (a new process, pages
+/* A process scanned in full: a piece whose scan just learned pages (a new process, pages
  * newly on a slow node), or found accesses where its last scan found none, is looked at again by
  * the next QUICK_STEPS steps instead of a round later, so a page used all the time is counted
- * twice within a quarter of a scan interval. A region accessed at every scan gets no extra
+ * twice within a quarter of a scan interval. A piece accessed at every scan gets no extra
  * look: its accesses are counted at each round anyway. */
-static void region_quicken(struct abit_proc *p, struct abit_region *g, unsigned accessed,
-			   uint32_t had_tracked)
+static void piece_quicken(struct abit_proc *p, struct abit_piece *g, unsigned accessed,
+			  uint32_t had_tracked)
 {
 	bool woke = accessed && !g->used;
 
@@ -1069,32 +1068,32 @@ static void region_quicken(struct abit_proc *p, struct abit_region *g, unsigned 
 	g->quick = QUICK_STEPS;
 }
 
-static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *g, int fd)
+static int piece_scan(struct abit *a, struct abit_proc *p, struct abit_piece *g, int fd)
 {
-	uint32_t had_tracked = g->ntracked - g->nfast; /* slow pages, as region_adapt() counts */
+	uint32_t had_tracked = g->ntracked - g->nfast; /* slow pages, as piece_adapt() counts */
 	unsigned accessed = 0;
-	int r = region_fetch(a, g);
+	int r = piece_fetch(a, g);
 
 	if (r < 0)
 		return r;
 	/* The pagemap is read after the bitmap, so a page that moved before its bit was read
 	 * shows a new PFN here and is not reported. */
-	r = region_read_pagemap(a, fd, g);
+	r = piece_read_pagemap(a, fd, g);
 	if (r < 0)
 		return r;
 	a->scanned += g->npages;
-	region_nodes(a, p, g);
-	r = region_compare(a, p, g, &accessed);
+	piece_nodes(a, p, g);
+	r = piece_compare(a, p, g, &accessed);
 	if (r > 0)
-		r = region_learn(a, g, r);
+		r = piece_learn(a, g, r);
 	if (r < 0)
 		return r;
-	r = region_mark(a, g);
+	r = piece_mark(a, g);
 	if (r < 0)
 		return r;
 	g->fresh = false;
 	if (!p->smp)
-		region_quicken(p, g, accessed, had_tracked);
+		piece_quicken(p, g, accessed, had_tracked);
 	g->used = accessed != 0;
 	if (a->quick_scan && !accessed && g->ntracked - g->nfast <= had_tracked) {
 		/* A quick look that found nothing new proves no idleness: the pace stands. */
@@ -1103,8 +1102,8 @@ static int region_scan(struct abit *a, struct abit_proc *p, struct abit_region *
 		g->idle_scans = 0;
 		g->next_round = a->round; /* still scanned at the coming round */
 	} else {
-		region_adapt(g, accessed, had_tracked, a->round,
-			     g->nfast ? fast_max_interval(a) : ABIT_MAX_INTERVAL);
+		piece_adapt(g, accessed, had_tracked, a->round,
+			    g->nfast ? fast_max_interval(a) : ABIT_MAX_INTERVAL);
 	}
 	g->seen = g->seen || accessed;
 	g->cold_scanned = g->cold_until != 0;
@@ -1141,7 +1140,7 @@ static bool proc_pagemap(const struct abit *a, struct abit_proc *p, int *fd)
 	return false;
 }
 
-/* Scans the due regions of p from region index from, while the budget lasts. Returns 1 when
+/* Scans the due pieces of p from piece index from, while the budget lasts. Returns 1 when
  * the budget ran out (cursor saved), 0 when done with p, -EPERM when the source became
  * unavailable. Other errors are remembered in a->error and end p's scan for this round. */
 static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to)
@@ -1149,10 +1148,10 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 	int fd = -1, r = 0;
 
 	for (size_t i = from; i < to && !p->gone; i++) {
-		struct abit_region *g = &p->reg[i];
+		struct abit_piece *g = &p->piece[i];
 
 		/* Mode regions samples a process with a sampler, and scans only what it watches. */
-		if (g->next_round > a->round || (p->smp && !region_scanned(g)))
+		if (g->next_round > a->round || (p->smp && !piece_scanned(g)))
 			continue;
 		if (!token_bucket_take(&a->budget, g->npages)) {
 			a->cur_pid = p->pid;
@@ -1162,7 +1161,7 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 		}
 		if (!proc_pagemap(a, p, &fd))
 			break;
-		r = region_scan(a, p, g, fd);
+		r = piece_scan(a, p, g, fd);
 		if (r == -ESRCH) {
 			p->gone = true;
 			r = 0;
@@ -1181,36 +1180,36 @@ static int proc_scan(struct abit *a, struct abit_proc *p, size_t from, size_t to
 	return r;
 }
 
-/* Mode regions: 2 MiB regions with per-page state allowed at once (max_watched_mib). */
+/* Mode regions: 2 MiB pieces with per-page state allowed at once (max_watched_mib). */
 static size_t watch_cap(const struct abit *a)
 {
-	return (size_t)a->cfg->sources.abit.max_watched_mib * (1u << 20) / REGION_BYTES;
+	return (size_t)a->cfg->sources.abit.max_watched_mib * (1u << 20) / PIECE_BYTES;
 }
 
-/* A region is due at once, scanned every round until its scans back it off. */
-static void region_due_now(struct abit *a, struct abit_region *g)
+/* A piece is due at once, scanned every round until its scans back it off. */
+static void piece_due_now(struct abit *a, struct abit_piece *g)
 {
 	g->next_round = a->round;
 	g->interval = 1;
 	g->idle_scans = 0;
 }
 
-/* Mode regions, at the end of an aggregation interval: the 2 MiB regions that overlap a
+/* Mode regions, at the end of an aggregation interval: the 2 MiB pieces that overlap a
  * sampling region with a sampled access, or whose own scan found one since the last
  * aggregation, are watched (a newly watched one is due at once); the others are not and drop
  * their per-page cache unless the cold window holds them. Per-page state is kept only for
- * these regions, and no more of them than sources.abit.max_watched_mib allows over all
- * processes: a region stays watched while it shows accesses, and one that newly shows them
- * waits for room, which regions going quiet make at the next aggregation. */
+ * these pieces, and no more of them than sources.abit.max_watched_mib allows over all
+ * processes: a piece stays watched while it shows accesses, and one that newly shows them
+ * waits for room, which pieces going quiet make at the next aggregation. */
 static void proc_watch(struct abit *a, struct abit_proc *p)
 {
 	size_t nh, h = 0, cap = watch_cap(a);
 	const struct abit_range *hot = abit_sampler_hot(p->smp, 1, &nh);
 
-	for (size_t i = 0; i < p->nreg; i++) {
-		struct abit_region *g = &p->reg[i];
+	for (size_t i = 0; i < p->npieces; i++) {
+		struct abit_piece *g = &p->piece[i];
 		uint64_t end = g->start + (uint64_t)g->npages * PAGEMAP_PAGE_SIZE;
-		bool w, was = region_scanned(g);
+		bool w, was = piece_scanned(g);
 
 		while (h < nh && hot[h].end <= g->start)
 			h++;
@@ -1218,34 +1217,35 @@ static void proc_watch(struct abit *a, struct abit_proc *p)
 		if (w && !was && a->nwatched >= cap)
 			w = false; /* no room: looked at again at the next aggregation */
 		if (w && !g->watch)
-			region_due_now(a, g);
+			piece_due_now(a, g);
 		g->watch = w;
 		g->seen = false;
-		if (was && !region_scanned(g)) {
-			region_unwatch(g);
+		if (was && !piece_scanned(g)) {
+			piece_unwatch(g);
 			a->nwatched--;
 		}
 		a->nwatched += !was && w;
 	}
 }
 
-/* The region of p holding vaddr, or NULL. */
-static struct abit_region *proc_region(struct abit_proc *p, uint64_t vaddr)
+/* The piece of p holding vaddr, or NULL. */
+static struct abit_piece *proc_piece(struct abit_proc *p, uint64_t vaddr)
 {
-	size_t lo = 0, hi = p->nreg;
+	size_t lo = 0, hi = p->npieces;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->reg[mid].start + (uint64_t)p->reg[mid].npages * PAGEMAP_PAGE_SIZE <= vaddr)
+		if (p->piece[mid].start + (uint64_t)p->piece[mid].npages * PAGEMAP_PAGE_SIZE <=
+		    vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < p->nreg && p->reg[lo].start <= vaddr ? &p->reg[lo] : NULL;
+	return lo < p->npieces && p->piece[lo].start <= vaddr ? &p->piece[lo] : NULL;
 }
 
-/* Mode regions, demotion wanted: the regions where the last step's samples found idle pages of a
+/* Mode regions, demotion wanted: the pieces where the last step's samples found idle pages of a
  * watched fast node may hold cold pages; the cold window takes them from there. */
 static void proc_note_fast(struct abit_proc *p)
 {
@@ -1253,7 +1253,7 @@ static void proc_note_fast(struct abit_proc *p)
 	const uint64_t *fast = abit_sampler_fast(p->smp, &n);
 
 	for (size_t i = 0; i < n; i++) {
-		struct abit_region *g = proc_region(p, fast[i]);
+		struct abit_piece *g = proc_piece(p, fast[i]);
 
 		if (g)
 			g->fast_hint = true;
@@ -1261,21 +1261,21 @@ static void proc_note_fast(struct abit_proc *p)
 }
 
 /* Scans g of p in a sampling step, when the budget pays for it; it stays due at the next round
- * (steps come after the round's number moved on, which region_scan() counts from). */
-static int step_scan(struct abit *a, struct abit_proc *p, struct abit_region *g, int fd)
+ * (steps come after the round's number moved on, which piece_scan() counts from). */
+static int step_scan(struct abit *a, struct abit_proc *p, struct abit_piece *g, int fd)
 {
 	int r;
 
 	if (!token_bucket_take(&a->budget, g->npages))
 		return 1;
-	r = region_scan(a, p, g, fd);
+	r = piece_scan(a, p, g, fd);
 	g->next_round = a->round;
 	return r;
 }
 
-/* Mode regions, after each sampling step: the 2 MiB region of a sample read back accessed is
+/* Mode regions, after each sampling step: the 2 MiB piece of a sample read back accessed is
  * watched at once (when there is room), without waiting for the aggregation, and scanned in
- * this step (its pages learned and marked, when the budget pays for it); the regions such a hit
+ * this step (its pages learned and marked, when the budget pays for it); the pieces such a hit
  * watched in the last QUICK_STEPS steps are read again, so their accesses are reported from the
  * next step on, and a page accessed all the time is counted twice two steps after the sample
  * that found it. The aggregation keeps them watched while they show accesses (seen). -ESRCH
@@ -1286,9 +1286,9 @@ static int proc_watch_hits(struct abit *a, struct abit_proc *p, int fd)
 	const uint64_t *hit = abit_sampler_hits(p->smp, &n);
 	int r = 0;
 
-	/* Most steps have none: the regions are walked only when some may have re-reads left. */
-	for (size_t i = 0; p->nquick && i < p->nreg && r == 0; i++) {
-		struct abit_region *g = &p->reg[i];
+	/* Most steps have none: the pieces are walked only when some may have re-reads left. */
+	for (size_t i = 0; p->nquick && i < p->npieces && r == 0; i++) {
+		struct abit_piece *g = &p->piece[i];
 
 		if (!g->quick)
 			continue;
@@ -1303,19 +1303,19 @@ static int proc_watch_hits(struct abit *a, struct abit_proc *p, int fd)
 			g->quick--;
 		left += g->quick != 0;
 	}
-	/* A refresh may have dropped regions, so the count is recounted, never below the truth;
+	/* A refresh may have dropped pieces, so the count is recounted, never below the truth;
 	 * on an error the walk stopped early and the count stays. */
 	if (r == 0)
 		p->nquick = left;
 	for (size_t i = 0; i < n && r == 0; i++) {
-		struct abit_region *g = proc_region(p, hit[i]);
+		struct abit_piece *g = proc_piece(p, hit[i]);
 
-		if (!g || g->watch || (!region_scanned(g) && a->nwatched >= cap))
+		if (!g || g->watch || (!piece_scanned(g) && a->nwatched >= cap))
 			continue;
-		a->nwatched += !region_scanned(g);
+		a->nwatched += !piece_scanned(g);
 		g->watch = true;
 		g->seen = true;
-		region_due_now(a, g);
+		piece_due_now(a, g);
 		r = step_scan(a, p, g, fd);
 		if (r == 0) {
 			g->quick = QUICK_STEPS;
@@ -1354,12 +1354,12 @@ static int proc_sample(struct abit *a, struct abit_proc *p)
 			  io.pagemap_fd == -EPERM;
 		return 0;
 	}
-	/* A young process (abit_reread_young()) is still placing its data: regions that look
+	/* A young process (abit_reread_young()) is still placing its data: pieces that look
 	 * idle then are not cold yet, and are sampled every step until it settles. */
 	if (a->round < p->added + ABIT_REFRESH_ROUNDS)
 		abit_sampler_wake(p->smp);
 	r = abit_sampler_step(p->smp, &io);
-	/* Charged for every region; idle ones took turns. */
+	/* Charged for every piece; idle ones took turns. */
 	token_bucket_refund(&a->budget, n - abit_sampler_taken(p->smp));
 	a->scanned += abit_sampler_taken(p->smp);
 	if (r >= 0 && a->want)
@@ -1378,13 +1378,13 @@ static int proc_sample(struct abit *a, struct abit_proc *p)
 
 static int abit_sample_all(struct abit *a)
 {
-	/* Once a round, the watched regions counted afresh: processes gone and refreshed maps
-	 * drop regions without proc_watch() seeing them. */
+	/* Once a round, the watched pieces counted afresh: processes gone and refreshed maps
+	 * drop pieces without proc_watch() seeing them. */
 	if (a->step % ABIT_SAMPLES_PER_ROUND == 0) {
 		a->nwatched = 0;
 		for (size_t i = 0; i < a->nprocs; i++)
-			for (size_t k = 0; k < a->procs[i].nreg; k++)
-				a->nwatched += region_scanned(&a->procs[i].reg[k]);
+			for (size_t k = 0; k < a->procs[i].npieces; k++)
+				a->nwatched += piece_scanned(&a->procs[i].piece[k]);
 	}
 	for (size_t i = 0; i < a->nprocs && !stopping(a); i++) {
 		struct abit_proc *p = &a->procs[i];
@@ -1395,7 +1395,7 @@ static int abit_sample_all(struct abit *a)
 	return 0;
 }
 
-/* Position of a cursor: first region of the process at or after (pid, vaddr). */
+/* Position of a cursor: first piece of the process at or after (pid, vaddr). */
 static void cursor_locate(const struct abit *a, pid_t pid, uint64_t vaddr, size_t *pi, size_t *ri)
 {
 	*pi = 0;
@@ -1408,12 +1408,12 @@ static void cursor_locate(const struct abit *a, pid_t pid, uint64_t vaddr, size_
 	}
 	if (a->procs[*pi].pid != pid)
 		return;
-	while (*ri < a->procs[*pi].nreg && a->procs[*pi].reg[*ri].start < vaddr)
+	while (*ri < a->procs[*pi].npieces && a->procs[*pi].piece[*ri].start < vaddr)
 		(*ri)++;
 }
 
-/* Visits every region once, starting at the cursor, so a budget too small for one round
- * still reaches every region over several. */
+/* Visits every piece once, starting at the cursor, so a budget too small for one round
+ * still reaches every piece over several. */
 static int abit_scan_all(struct abit *a)
 {
 	size_t p0, r0;
@@ -1429,16 +1429,16 @@ static int abit_scan_all(struct abit *a)
 		p = &a->procs[pi];
 		p->cpu_read = false;
 		if (k == 0)
-			r = proc_scan(a, p, r0, p->nreg);
+			r = proc_scan(a, p, r0, p->npieces);
 		else if (k == a->nprocs)
 			r = r0 ? proc_scan(a, p, 0, r0) : 0; /* the part before the cursor */
 		else
-			r = proc_scan(a, p, 0, p->nreg);
+			r = proc_scan(a, p, 0, p->npieces);
 	}
 	return r < 0 ? r : 0;
 }
 
-/* Mode regions: rounds a region stays in the cold window, enough for each of its idle fast
+/* Mode regions: rounds a piece stays in the cold window, enough for each of its idle fast
  * pages to be seen idle for the demotion idle time and offered (a scan at most
  * fast_max_interval() rounds after that), with a scan's slack. */
 static uint64_t cold_window_rounds(const struct abit *a)
@@ -1449,28 +1449,28 @@ static uint64_t cold_window_rounds(const struct abit *a)
 	return idle + 2 * (uint64_t)fast_max_interval(a) + 1;
 }
 
-/* Takes the region out of the cold window (its per-page state goes unless promotion
+/* Takes the piece out of the cold window (its per-page state goes unless promotion
  * watches it). */
-static void cold_window_leave(struct abit *a, struct abit_region *g)
+static void cold_window_leave(struct abit *a, struct abit_piece *g)
 {
 	g->cold_until = 0;
 	g->cold_scanned = false;
 	if (!g->watch) {
-		region_unwatch(g);
+		piece_unwatch(g);
 		a->nwatched--;
 	}
 }
 
 /* Mode regions: the cold window, which finds demotion's cold pages. The sampling regions
- * look at slow pages, and a region is watched for promotion where they see accesses, so
+ * look at slow pages, and a piece is watched for promotion where they see accesses, so
  * fast pages would be seen only there. While demotion wants pages (a->want), the 2 MiB
- * regions whose samples found a page of a watched fast node idle from one sampling step to
+ * pieces whose samples found a page of a watched fast node idle from one sampling step to
  * the next (fast_hint) are taken into the
  * window in address order, round robin over the processes, up to half of max_watched_mib
  * (the other half is promotion's), and scanned page by page as the full scan does: each page
- * tracked with its idle time, offered once idle for demotion.min_idle_ms. A region leaves
+ * tracked with its idle time, offered once idle for demotion.min_idle_ms. A piece leaves
  * when demotion wants no more, when its first scan finds no page of a watched fast node (a
- * stale hint), or, once it has been in for cold_window_rounds() and other hinted regions
+ * stale hint), or, once it has been in for cold_window_rounds() and other hinted pieces
  * wait, to make room for them; the walk comes back to it when it has gone round. */
 static void abit_cold_window(struct abit *a)
 {
@@ -1478,23 +1478,23 @@ static void abit_cold_window(struct abit *a)
 	uint64_t hold = cold_window_rounds(a);
 
 	for (size_t i = 0; i < a->nprocs; i++) {
-		total += a->procs[i].nreg;
-		for (size_t k = 0; k < a->procs[i].nreg; k++) {
-			struct abit_region *g = &a->procs[i].reg[k];
+		total += a->procs[i].npieces;
+		for (size_t k = 0; k < a->procs[i].npieces; k++) {
+			struct abit_piece *g = &a->procs[i].piece[k];
 
 			if (g->cold_until && (!a->want || (g->cold_scanned && !g->nfast))) {
 				g->fast_hint = g->fast_hint && g->nfast;
 				cold_window_leave(a, g);
 			}
 			nwin += g->cold_until != 0;
-			waiting += g->fast_hint && !region_scanned(g);
+			waiting += g->fast_hint && !piece_scanned(g);
 		}
 	}
 	if (!a->want || !a->nprocs || !waiting)
 		return;
 	for (size_t i = 0; i < a->nprocs && (nwin >= cap / 2 || a->nwatched >= cap); i++)
-		for (size_t k = 0; k < a->procs[i].nreg; k++) {
-			struct abit_region *g = &a->procs[i].reg[k];
+		for (size_t k = 0; k < a->procs[i].npieces; k++) {
+			struct abit_piece *g = &a->procs[i].piece[k];
 
 			if (g->cold_until && a->round >= g->cold_until) {
 				cold_window_leave(a, g);
@@ -1503,20 +1503,20 @@ static void abit_cold_window(struct abit *a)
 		}
 	cursor_locate(a, a->cold_pid, a->cold_vaddr, &pi, &ri);
 	for (size_t k = 0; k < total && nwin < cap / 2 && a->nwatched < cap; k++) {
-		struct abit_region *g;
+		struct abit_piece *g;
 
-		while (ri >= a->procs[pi].nreg) {
+		while (ri >= a->procs[pi].npieces) {
 			pi = (pi + 1) % a->nprocs;
 			ri = 0;
 		}
-		g = &a->procs[pi].reg[ri++];
+		g = &a->procs[pi].piece[ri++];
 		a->cold_pid = a->procs[pi].pid;
 		a->cold_vaddr = g->start + 1; /* the walk goes on after it */
-		if (!g->fast_hint || region_scanned(g))
+		if (!g->fast_hint || piece_scanned(g))
 			continue;
 		g->cold_until = a->round + hold;
 		g->cold_scanned = false;
-		region_due_now(a, g);
+		piece_due_now(a, g);
 		nwin++;
 		a->nwatched++;
 	}
@@ -1528,10 +1528,10 @@ static void abit_configure_budget(struct abit *a, const struct pghotd_config *cf
 	uint64_t burst = rate * cfg->sources.abit.scan_interval_ms / 1000;
 	uint64_t now_ms = a->now_ns / 1000000;
 
-	/* A burst below one region would stall it; the bucket's debt rule keeps the long-run
+	/* A burst below one piece would stall it; the bucket's debt rule keeps the long-run
 	 * rate anyway. */
-	if (burst < ABIT_REGION_PAGES)
-		burst = ABIT_REGION_PAGES;
+	if (burst < ABIT_PIECE_PAGES)
+		burst = ABIT_PIECE_PAGES;
 	if (!a->budget_init) {
 		token_bucket_init(&a->budget, rate, burst, now_ms);
 		a->budget_init = true;
@@ -1541,17 +1541,17 @@ static void abit_configure_budget(struct abit *a, const struct pghotd_config *cf
 	}
 }
 
-/* Slow-tier use that grows by this many pages (16 MiB) wakes the backed-off regions. */
+/* Slow-tier use that grows by this many pages (16 MiB) wakes the backed-off pieces. */
 #define ABIT_ARRIVAL_PAGES 4096
 
 /* Pages that arrive on the slow tier (an operator's migratepages, the kernel's demotion, an
- * allocation that fell back to a slow node) land in regions whose scans backed off while
+ * allocation that fell back to a slow node) land in pieces whose scans backed off while
  * they held no slow page, and would be seen up to ABIT_MAX_INTERVAL rounds later. The slow
  * nodes' use, read each round from their meminfo (less the bytes pghotd itself demoted), says
- * when that happens: grown by ABIT_ARRIVAL_PAGES since its lowest reading, every region of
+ * when that happens: grown by ABIT_ARRIVAL_PAGES since its lowest reading, every piece of
  * every watched process that backed off beyond one scan per interval is due at once, at most
  * once per interval (a stream of new processes filling the slow tier would otherwise keep the
- * scanner on every region at its budget), and the page budget paces the scan as ever. */
+ * scanner on every piece at its budget), and the page budget paces the scan as ever. */
 static void abit_follow_arrivals(struct abit *a)
 {
 	const struct topology *t = a->cfg->topo;
@@ -1582,8 +1582,8 @@ static void abit_follow_arrivals(struct abit *a)
 	for (size_t i = 0; i < a->nprocs; i++) {
 		if (a->procs[i].smp)
 			abit_sampler_wake(a->procs[i].smp);
-		for (size_t k = 0; k < a->procs[i].nreg; k++) {
-			struct abit_region *g = &a->procs[i].reg[k];
+		for (size_t k = 0; k < a->procs[i].npieces; k++) {
+			struct abit_piece *g = &a->procs[i].piece[k];
 
 			if (g->interval <= ABIT_HOT_SPEEDUP || g->next_round <= a->round)
 				continue;
@@ -1597,7 +1597,7 @@ static void abit_follow_arrivals(struct abit *a)
 	}
 }
 
-/* A new offer epoch (the mover ran short of cold pages): the regions holding pages of
+/* A new offer epoch (the mover ran short of cold pages): the pieces holding pages of
  * watched fast nodes are due at this round, not after their backed-off interval (a quarter of
  * the idle time), so the pages they offered before are offered again while the mover still
  * needs them. */
@@ -1609,8 +1609,8 @@ static void abit_follow_epoch(struct abit *a)
 	if (!a->want)
 		return;
 	for (size_t i = 0; i < a->nprocs; i++)
-		for (size_t k = 0; k < a->procs[i].nreg; k++) {
-			struct abit_region *g = &a->procs[i].reg[k];
+		for (size_t k = 0; k < a->procs[i].npieces; k++) {
+			struct abit_piece *g = &a->procs[i].piece[k];
 
 			if (g->nfast && g->next_round > a->round)
 				g->next_round = a->round;
@@ -1619,7 +1619,7 @@ static void abit_follow_epoch(struct abit *a)
 
 /* A process's first ABIT_REFRESH_ROUNDS rounds: its address space is being set up (found as
  * the forked parent before its exec, then its mappings and their first touches), so its maps
- * are read again every round, keeping what is known of unchanged regions; after that only
+ * are read again every round, keeping what is known of unchanged pieces; after that only
  * with everyone's, every ABIT_REFRESH_ROUNDS rounds. -ENOMEM; a process whose maps cannot be
  * read any more is marked gone. */
 static int abit_reread_young(struct abit *a)
@@ -1630,14 +1630,14 @@ static int abit_reread_young(struct abit *a)
 
 		if (p->gone || a->round >= p->added + ABIT_REFRESH_ROUNDS || p->added == a->round)
 			continue;
-		a->regions_used -= p->nreg; /* the cap counts every other process */
+		a->pieces_used -= p->npieces; /* the cap counts every other process */
 		r = proc_build(a, p->pid, p, &fresh);
 		if (r == 1) {
-			a->regions_used += p->nreg;
+			a->pieces_used += p->npieces;
 			continue;
 		}
 		if (r < 0) {
-			a->regions_used += p->nreg;
+			a->pieces_used += p->npieces;
 			if (r == -ENOMEM)
 				return r;
 			p->gone = true;
@@ -1645,7 +1645,7 @@ static int abit_reread_young(struct abit *a)
 		}
 		proc_free(p);
 		*p = fresh;
-		a->regions_used += p->nreg;
+		a->pieces_used += p->npieces;
 	}
 	return 0;
 }
@@ -1707,7 +1707,7 @@ static unsigned abit_first_threshold(const struct abit *a)
 	return best >= 2 * level ? thr - 1 : 0;
 }
 
-/* A process scanned in full, at a step: its fresh regions (first look) and those with quick
+/* A process scanned in full, at a step: its fresh pieces (first look) and those with quick
  * looks left, while the page budget pays; what it cannot pay waits for the next step or the
  * round. -EPERM when the source became unavailable; other errors are remembered in
  * a->error. */
@@ -1719,8 +1719,8 @@ static int proc_quick(struct abit *a, struct abit_proc *p)
 	if (p->smp || p->gone || !p->nquick)
 		return 0;
 	a->quick_scan = true;
-	for (i = 0; i < p->nreg && !p->gone; i++) {
-		struct abit_region *g = &p->reg[i];
+	for (i = 0; i < p->npieces && !p->gone; i++) {
+		struct abit_piece *g = &p->piece[i];
 
 		if (!g->quick && !g->fresh)
 			continue;
@@ -1729,7 +1729,7 @@ static int proc_quick(struct abit *a, struct abit_proc *p)
 		if (!proc_pagemap(a, p, &fd))
 			break;
 		g->quick -= g->quick != 0; /* before the scan, which may ask for more */
-		r = region_scan(a, p, g, fd);
+		r = piece_scan(a, p, g, fd);
 		if (r == -ESRCH) {
 			p->gone = true;
 			r = 0;
@@ -1741,7 +1741,7 @@ static int proc_quick(struct abit *a, struct abit_proc *p)
 	a->quick_scan = false;
 	/* Recounted only after a whole walk; an early stop keeps the count, never below the truth.
 	 */
-	if (i == p->nreg)
+	if (i == p->npieces)
 		p->nquick = left;
 	if (fd >= 0)
 		close(fd);
@@ -1755,7 +1755,7 @@ static int proc_quick(struct abit *a, struct abit_proc *p)
 }
 
 /* Between rounds, at each step: the pids the last listing did not hold are watched at once and
- * their regions looked at (a readdir per step), pages newly on the slow tier wake their regions,
+ * their pieces looked at (a readdir per step), pages newly on the slow tier wake their pieces,
  * and the quick looks of processes scanned in full are made. */
 static int abit_between(struct abit *a, const struct pghotd_config *cfg)
 {
@@ -1946,8 +1946,8 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 				 .ctx = a};
 	a->ops = &a->counting;
 	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
-	a->regions_cap = deps->regions_cap ? deps->regions_cap
-					   : abit_vmas_total_cap((uint64_t)sysconf(_SC_PHYS_PAGES));
+	a->pieces_cap = deps->pieces_cap ? deps->pieces_cap
+					 : abit_vmas_total_cap((uint64_t)sysconf(_SC_PHYS_PAGES));
 	a->rng = deps->seed ? deps->seed : a->ops->now_ns(a->ops->ctx) ^ (uint64_t)getpid();
 	snprintf(path, sizeof(path), "%s/kernel/mm/page_idle/bitmap", a->sysfs_root);
 	r = a->bitmap_fd = open_required(path, O_RDWR, "page_idle", why, sizeof(why));
@@ -2114,34 +2114,34 @@ size_t abit_nr_tracked(const struct abit *a)
 	size_t n = 0;
 
 	for (size_t i = 0; i < a->nprocs; i++)
-		for (size_t j = 0; j < a->procs[i].nreg; j++)
-			n += a->procs[i].reg[j].ntracked;
+		for (size_t j = 0; j < a->procs[i].npieces; j++)
+			n += a->procs[i].piece[j].ntracked;
 	return n;
 }
 
-static const struct abit_region *region_at(const struct abit *a, pid_t pid, uint64_t vaddr);
+static const struct abit_piece *piece_at(const struct abit *a, pid_t pid, uint64_t vaddr);
 
-int abit_region_interval(const struct abit *a, pid_t pid, uint64_t vaddr)
+int abit_piece_interval(const struct abit *a, pid_t pid, uint64_t vaddr)
 {
-	const struct abit_region *g = region_at(a, pid, vaddr);
+	const struct abit_piece *g = piece_at(a, pid, vaddr);
 
 	return g ? g->interval : -ENOENT;
 }
 
-static const struct abit_region *region_at(const struct abit *a, pid_t pid, uint64_t vaddr)
+static const struct abit_piece *piece_at(const struct abit *a, pid_t pid, uint64_t vaddr)
 {
 	const struct abit_proc *p = procs_find(a->procs, a->nprocs, pid);
 
-	for (size_t j = 0; p && j < p->nreg; j++)
-		if (vaddr >= p->reg[j].start &&
-		    vaddr < p->reg[j].start + (uint64_t)p->reg[j].npages * PAGEMAP_PAGE_SIZE)
-			return &p->reg[j];
+	for (size_t j = 0; p && j < p->npieces; j++)
+		if (vaddr >= p->piece[j].start &&
+		    vaddr < p->piece[j].start + (uint64_t)p->piece[j].npages * PAGEMAP_PAGE_SIZE)
+			return &p->piece[j];
 	return NULL;
 }
 
-int abit_region_watched(const struct abit *a, pid_t pid, uint64_t vaddr)
+int abit_piece_watched(const struct abit *a, pid_t pid, uint64_t vaddr)
 {
-	const struct abit_region *g = region_at(a, pid, vaddr);
+	const struct abit_piece *g = piece_at(a, pid, vaddr);
 
 	return g ? g->watch : -ENOENT;
 }

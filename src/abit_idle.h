@@ -1,31 +1,31 @@
 /* abit_idle: the Accessed-bit source. Finds accesses to slow-tier pages with idle page
  * tracking (/sys/kernel/mm/page_idle/bitmap), for machines without a usable PMU.
  *
- * The selected processes' VMAs are cut into regions of at most 2 MiB (aligned, so a
- * PMD-mapped THP is one region). Scanning a region: read back the bitmap words of the PFNs
+ * The selected processes' VMAs are cut into pieces of at most 2 MiB (aligned, so a
+ * PMD-mapped THP is one piece). Scanning a piece: read back the bitmap words of the PFNs
  * marked at its last scan, read its pagemap (512 entries per pread), report every tracked
  * page whose bit was cleared and whose PFN is unchanged (so a page that moved or was unmapped
  * after the mark is never reported), learn the pages that are new or moved (kpageflags,
  * only for those: a THP is tracked once, by its head; pages off the LRU are not tracked),
  * then mark the tracked set idle again. Only present pages whose PFN is on a slow node are
- * tracked. Rounds run every sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP: a region whose
+ * tracked. Rounds run every sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP: a piece whose
  * last scan found accesses (or newly tracked pages) is scanned every round, so the second
- * access that makes a page hot is seen half a scan interval after the first; a region
+ * access that makes a page hot is seen half a scan interval after the first; a piece
  * without accesses for ABIT_BACKOFF_SCANS scans goes back to once per scan interval
  * (ABIT_HOT_SPEEDUP rounds), and after
  * ABIT_BACKOFF_SCANS such scans doubles its interval, up to ABIT_MAX_INTERVAL rounds, so the
- * scan follows the heat; a region holding pages of a fast node watched for demotion backs off
+ * scan follows the heat; a piece holding pages of a fast node watched for demotion backs off
  * to a quarter of the demotion idle time at most, so its cold pages keep being offered. A token
- * bucket holds the pagemap entries looked at to sources.abit.max_pages_per_sec; regions the budget
+ * bucket holds the pagemap entries looked at to sources.abit.max_pages_per_sec; pieces the budget
  * cannot pay for stay due and are served first next round. Processes and their VMAs are re-read
  * every ABIT_REFRESH_ROUNDS rounds and after a reload; in between, one readdir of the procfs root
  * per step (ABIT_SAMPLES_PER_ROUND steps a round; abit_step() between rounds in mode "full")
  * finds the pids it did not list before, and only those are read, added and looked at in that
- * step, without a re-read of every watched process. In a process scanned in full, a region whose
+ * step, without a re-read of every watched process. In a process scanned in full, a piece whose
  * scan learned new slow pages, or found accesses where its last scan found none, is looked at
  * again by the next QUICK_STEPS steps (quick looks), so a page used all the time counts twice
  * within a quarter of a scan interval of the first look; arrivals on the slow tier wake their
- * regions for the next step. A page the last look learned (fresh) and this look, within a
+ * pieces for the next step. A page the last look learned (fresh) and this look, within a
  * quarter of a scan interval, found accessed is first evidence: delivered with a threshold one
  * below promotion.threshold while the fast node with most free memory has twice the promotion
  * reserve free (abit_first_threshold()).
@@ -35,21 +35,21 @@
  * round): each process's address space is covered by abit_sampler's regions (at most
  * sources.abit.max_regions, one per ABIT_REGION_MIN_PAGES pages at most), one page of each is
  * sampled per step, and at the end of each aggregation interval (ABIT_SAMPLES_PER_AGGR steps,
- * one scan interval) the 2 MiB regions overlapping a region whose samples saw an access, or
- * whose own scan found one since, are "watched"; so is, at once, the 2 MiB region of a sample
+ * one scan interval) the 2 MiB pieces overlapping a sampling region whose samples saw an access, or
+ * whose own scan found one since, are "watched"; so is, at once, the 2 MiB piece of a sample
  * read back accessed (and its pages learned and marked in that step, then read again at the
- * next two steps, before the rounds take it over); rounds scan only watched regions, and an
- * unwatched region keeps no per-page cache. Sampled pages count as pages looked at.
+ * next two steps, before the rounds take it over); rounds scan only watched pieces, and an
+ * unwatched piece keeps no per-page cache. Sampled pages count as pages looked at.
  *
  * Demotion (deps.cold): on the fast nodes the cold list wants watched, the same scan also
  * tracks the present LRU pages of fast nodes (their cache entries and idle bits like slow
  * pages'), keeps for each the time since which it was not seen accessed (its first scan at
  * this PFN, or its last access), and offers the page to the cold
  * list once idle for config_demotion_exchange_ms(), once per idle episode, or again after the
- * list's epoch changed (which also makes the regions holding such pages due at once). An access to
- * a fast page is not delivered to the sink, and does not make its region scanned more often. With
+ * list's epoch changed (which also makes the pieces holding such pages due at once). An access to
+ * a fast page is not delivered to the sink, and does not make its piece scanned more often. With
  * no node wanted, fast pages stay untracked and a page costs what it did before. In mode "regions"
- * the samples also mark pages of watched fast nodes and note the 2 MiB regions where one stayed
+ * the samples also mark pages of watched fast nodes and note the 2 MiB pieces where one stayed
  * idle from one step to the next, and a cold window
  * (half of sources.abit.max_watched_mib at most) scans them page by page in turn, each for
  * the idle time and a half, so their cold pages are offered as the full scan offers them.
@@ -77,14 +77,13 @@ struct config_pub;
 struct procs;
 struct stats;
 
-#define ABIT_REGION_PAGES   512 /* 2 MiB: one pagemap pread, one PMD */
-#define ABIT_HOT_SPEEDUP    2	/* rounds per scan interval: hot regions are scanned this often */
-#define ABIT_MAX_INTERVAL   32	/* rounds between scans of a region without accesses */
-#define ABIT_BACKOFF_SCANS  2	/* access-free scans before the interval doubles */
-#define ABIT_REFRESH_ROUNDS 8	/* rounds between re-reads of the process list and VMAs */
+#define ABIT_HOT_SPEEDUP    2  /* rounds per scan interval: hot pieces are scanned this often */
+#define ABIT_MAX_INTERVAL   32 /* rounds between scans of a piece without accesses */
+#define ABIT_BACKOFF_SCANS  2  /* access-free scans before the interval doubles */
+#define ABIT_REFRESH_ROUNDS 8  /* rounds between re-reads of the process list and VMAs */
 /* Re-reads of a process that find its size and resident set (statm) unchanged keep its
- * regions without reading its maps, this many times in a row at most (a mprotect or a mremap
- * changes neither), unless regions of it were left out for a cap. */
+ * pieces without reading its maps, this many times in a row at most (a mprotect or a mremap
+ * changes neither), unless pieces of it were left out for a cap. */
 #define ABIT_MAPS_KEEP_MAX 8
 #define ABIT_EVENT_BATCH   256
 /* Mode "regions": sampling steps per round, per aggregation interval (one scan interval), and
@@ -111,9 +110,9 @@ struct abit_deps {
 	 * handle (NULL: offers carry none). */
 	struct cold_list *cold;
 	struct procs *procs;
-	/* 2 MiB regions the source keeps over every process at most (abit_vmas.h); 0: from the
+	/* 2 MiB pieces the source keeps over every process at most (abit_vmas.h); 0: from the
 	 * machine's memory, abit_vmas_total_cap(). */
-	uint64_t regions_cap;
+	uint64_t pieces_cap;
 };
 
 struct abit;
@@ -131,7 +130,7 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg);
 
 /* Source thread, between rounds of mode "full" (in mode "regions" the same as abit_round(),
  * which counts its own steps): the pids the last listing did not hold are watched and their
- * regions looked at, arrivals on the slow tier wake their regions, and the quick looks are
+ * pieces looked at, arrivals on the slow tier wake their pieces, and the quick looks are
  * made. Returns what abit_round() returns. */
 int abit_step(struct abit *a, const struct pghotd_config *cfg);
 
@@ -157,10 +156,10 @@ const char *abit_unavailable_reason(const struct abit *a);
 size_t abit_nr_procs(const struct abit *a);
 /* Pages tracked (marked idle) over every process. */
 size_t abit_nr_tracked(const struct abit *a);
-/* Scan interval in rounds of the region of pid holding vaddr; -ENOENT when none. */
-int abit_region_interval(const struct abit *a, pid_t pid, uint64_t vaddr);
-/* Mode "regions": 1 when the region of pid holding vaddr is watched, 0 when not, -ENOENT. */
-int abit_region_watched(const struct abit *a, pid_t pid, uint64_t vaddr);
+/* Scan interval in rounds of the piece of pid holding vaddr; -ENOENT when none. */
+int abit_piece_interval(const struct abit *a, pid_t pid, uint64_t vaddr);
+/* Mode "regions": 1 when the piece of pid holding vaddr is watched, 0 when not, -ENOENT. */
+int abit_piece_watched(const struct abit *a, pid_t pid, uint64_t vaddr);
 /* Mode "regions": sampling regions of pid (0 when it has no sampler). */
 size_t abit_nr_sample_regions(const struct abit *a, pid_t pid);
 

@@ -207,7 +207,7 @@ int abit_sampler_new(uint32_t max_regions, uint32_t samples_per_aggr, uint64_t *
 					.max_regions = max_regions,
 					.samples_per_aggr = samples_per_aggr,
 					.page_size = PAGEMAP_PAGE_SIZE,
-					.piece_pages = ABIT_SAMPLE_PIECE_PAGES,
+					.piece_pages = ABIT_PIECE_PAGES,
 					.tail_pages = ABIT_SAMPLE_PIECE_END_PAGES};
 	struct abit_sampler *s = calloc(1, sizeof(*s));
 	int r;

@@ -30,12 +30,16 @@
 
 struct topology;
 
+/* A piece: 2 MiB of 4 KiB pages (PAGEMAP_PAGE_SIZE), address-aligned: one PMD, so a
+ * PMD-mapped THP is one piece. The Accessed-bit source keeps its per-page state by piece and
+ * reads a piece's pagemap in one pread; the samples' tail draws below use the same unit. */
+#define ABIT_PIECE_PAGES 512
+
 /* Piece ends (abit_regions.h's tail draws; nothing to do with a THP's tail pages): an 8-byte
  * pagemap read walks the page table from its page to the end of the PMD (the kernel fills a
  * whole PMD's buffer whatever the length asked): in the test guest 52 us at a PMD's first page,
  * 3.5 us at its last, linear in between (6.1, 2026-12-02). Half of the samples land in the last
  * 32 pages of a PMD: 16 us a read on average, against 28 us for uniform draws. */
-#define ABIT_SAMPLE_PIECE_PAGES	    512 /* 2 MiB of 4 KiB pages (PAGEMAP_PAGE_SIZE) */
 #define ABIT_SAMPLE_PIECE_END_PAGES 32
 
 /* A marked sample's PFN with this bit: the idle bit read is its THP head's. */

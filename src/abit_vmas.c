@@ -23,17 +23,17 @@ uint64_t abit_vmas_total_cap(uint64_t phys_pages)
 	return 2 * (phys_pages / HUGE_PAGES) + 64 * ABIT_VMAS_FLOOR;
 }
 
-static uint64_t vma_regions(const struct abit_vma *v)
+static uint64_t vma_pieces(const struct abit_vma *v)
 {
 	return (v->end - 1) / HUGE_BYTES - v->start / HUGE_BYTES + 1;
 }
 
-uint64_t abit_vmas_regions(const struct abit_vmas *s)
+uint64_t abit_vmas_pieces(const struct abit_vmas *s)
 {
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < s->n; i++)
-		n += vma_regions(&s->v[i]);
+		n += vma_pieces(&s->v[i]);
 	return n;
 }
 
@@ -44,7 +44,7 @@ uint64_t abit_vmas_fit(struct abit_vmas *s, uint64_t allow)
 
 	for (size_t i = 0; i < s->n; i++) {
 		struct abit_vma v = s->v[i];
-		uint64_t r = vma_regions(&v);
+		uint64_t r = vma_pieces(&v);
 
 		if (kept + r > allow) {
 			uint64_t room = allow - kept;
@@ -52,7 +52,7 @@ uint64_t abit_vmas_fit(struct abit_vmas *s, uint64_t allow)
 			dropped += r - room;
 			if (room == 0)
 				continue;
-			/* The first room regions: up to the end of the room-th 2 MiB boundary. */
+			/* The first room pieces: up to the end of the room-th 2 MiB boundary. */
 			v.end = (v.start / HUGE_BYTES + room) * HUGE_BYTES;
 			r = room;
 		}

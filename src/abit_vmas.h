@@ -2,13 +2,13 @@
  * memory follows what the process has resident, never what it maps.
  *
  * A process's trackable VMAs (readable, not [vdso]-like) come from its maps file, a line at
- * a time. Each 2 MiB region of them costs the source a struct (and more once watched), so a
- * process gets at most abit_vmas_allowance() regions for its resident set (ABIT_VMAS_FLOOR,
+ * a time. Each 2 MiB piece of them costs the source a struct (and more once watched), so a
+ * process gets at most abit_vmas_allowance() pieces for its resident set (ABIT_VMAS_FLOOR,
  * and ABIT_VMAS_PER_HUGE per 2 MiB resident), and the source as a whole a global cap. When a
  * process's VMAs span more than that, its numa_maps says which VMAs hold any page at all
  * (a 4 TiB PROT_READ|MAP_NORESERVE mapping with nothing resident holds none: the kernel's walk
  * of it skips its empty page tables), and the empty ones are left out; what still does not
- * fit is cut in address order and the regions left out are counted by the caller. A VMA
+ * fit is cut in address order and the pieces left out are counted by the caller. A VMA
  * that later gains pages is taken in at the next re-read of the process's maps.
  *
  * The reads go through one caller-owned struct abit_vmas (its buffers are reused from one
@@ -22,9 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Regions every process may have whatever its resident set (1 GiB of address space). */
+/* Pieces every process may have whatever its resident set (1 GiB of address space). */
 #define ABIT_VMAS_FLOOR 512
-/* Regions per 2 MiB of resident memory: room for a resident set scattered 16 times as thin. */
+/* Pieces per 2 MiB of resident memory: room for a resident set scattered 16 times as thin. */
 #define ABIT_VMAS_PER_HUGE 16
 /* The most of the maps and numa_maps text looked at at once (a longer line is cut). */
 #define ABIT_VMAS_LINE_BUF     16384
@@ -44,9 +44,9 @@ struct abit_vmas {
 	char buf[ABIT_VMAS_LINE_BUF];
 };
 
-/* Regions the source keeps for a process of rss_pages resident 4 KiB pages. Pure. */
+/* Pieces the source keeps for a process of rss_pages resident 4 KiB pages. Pure. */
 uint64_t abit_vmas_allowance(uint64_t rss_pages);
-/* The default global cap for a machine of phys_pages 4 KiB pages: two regions per 2 MiB of
+/* The default global cap for a machine of phys_pages 4 KiB pages: two pieces per 2 MiB of
  * memory (every page resident in some process, twice over), and 64 floors. Pure. */
 uint64_t abit_vmas_total_cap(uint64_t phys_pages);
 
@@ -56,10 +56,10 @@ int abit_vmas_read_maps(struct abit_vmas *s, const char *path);
 /* Drops from s's list the VMAs that the numa_maps file at path shows without a resident page
  * (listed there with no N<node>= field). 0, or -errno with the list unchanged. */
 int abit_vmas_drop_empty(struct abit_vmas *s, const char *path);
-/* 2 MiB-aligned regions the list spans. Pure. */
-uint64_t abit_vmas_regions(const struct abit_vmas *s);
-/* Keeps the list's first allow regions (the VMA that crosses the limit is cut at a 2 MiB
- * boundary) and returns how many regions were left out. Pure. */
+/* 2 MiB-aligned pieces the list spans. Pure. */
+uint64_t abit_vmas_pieces(const struct abit_vmas *s);
+/* Keeps the list's first allow pieces (the VMA that crosses the limit is cut at a 2 MiB
+ * boundary) and returns how many pieces were left out. Pure. */
 uint64_t abit_vmas_fit(struct abit_vmas *s, uint64_t allow);
 /* Size and resident pages from a /proc/PID/statm file: 0 or -errno, outs untouched then. */
 int abit_vmas_read_statm(const char *path, uint64_t *size, uint64_t *rss);

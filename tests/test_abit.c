@@ -46,7 +46,7 @@
 #define THP_HEAD   (KPF(KPF_THP) | KPF(KPF_COMPOUND_HEAD) | LRU)
 #define THP_TAIL   (KPF(KPF_THP) | KPF(KPF_COMPOUND_TAIL))
 #define VA	   UINT64_C(0x400000) /* a 2 MiB-aligned address with a small pagemap offset */
-#define REGION	   (UINT64_C(2) << 20)
+#define PIECE	   (UINT64_C(2) << 20)
 #define MAX_EVENTS 4096
 
 /* ---- fixture ---------------------------------------------------------------------------- */
@@ -71,7 +71,7 @@ struct fx {
 	bool untracked_read_0;
 	ino_t bitmap_ino;
 	uint64_t seed;		/* region sampling's */
-	uint64_t regions_cap;	/* the source's cap (deps.regions_cap); 0: the default */
+	uint64_t pieces_cap;	/* the source's cap (deps.pieces_cap); 0: the default */
 	struct cold_list *cold; /* demotion tests: where cold fast pages go */
 	struct procs *registry; /* demotion tests: handles for the offers */
 };
@@ -214,7 +214,7 @@ static long fx_page_nodes(void *ctx, pid_t pid, unsigned long n, void **pages, i
 	(void)pid;
 	f->io_calls++;
 	for (unsigned long i = 0; i < n; i++)
-		status[i] = (uintptr_t)pages[i] % REGION == 0 ? 1 : 0;
+		status[i] = (uintptr_t)pages[i] % PIECE == 0 ? 1 : 0;
 	return 0;
 }
 
@@ -302,7 +302,7 @@ static void fx_new_abit(struct fx *f)
 	    .ops = &f->ops,
 	    .self_pid = -1,
 	    .seed = f->seed,
-	    .regions_cap = f->regions_cap,
+	    .pieces_cap = f->pieces_cap,
 	    .cold = f->cold,
 	    .procs = f->registry,
 	};
@@ -696,7 +696,7 @@ static void fx_cold_setup(struct fx *f, int nfast)
 	assert_int_equal(procs_new(f->procfs, 16, &f->registry), 0);
 	f->cfg->demotion.min_idle_ms = COLD_MS;
 	f->cfg->promotion.cooldown_ms = COLD_MS;
-	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_proc(f, 100, "app", 1, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 76, LRU);
 	for (int i = 0; i < nfast; i++)
 		fx_map(f, 100, VA + 0x1000 * (uint64_t)(i + 1), 100 + (uint64_t)i, LRU);
@@ -837,7 +837,7 @@ static void test_fast_pages_appearing_do_not_quicken_the_scans_of_their_region(v
 	struct fx *f = *state;
 
 	assert_int_equal(cold_list_new(64, &f->cold), 0);
-	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_proc(f, 100, "app", 1, VA, VA + PIECE);
 	fx_map(f, 100, VA, 100, LRU);
 	fx_new_abit(f);
 	cold_list_want(f->cold, 1);
@@ -848,7 +848,7 @@ static void test_fast_pages_appearing_do_not_quicken_the_scans_of_their_region(v
 		assert_true(fx_round(f) >= 0);
 	}
 	assert_true(abit_nr_tracked(f->a) > 1);
-	assert_true(abit_region_interval(f->a, 100, VA) > ABIT_HOT_SPEEDUP);
+	assert_true(abit_piece_interval(f->a, 100, VA) > ABIT_HOT_SPEEDUP);
 }
 
 static void test_region_of_watched_fast_pages_is_seen_every_quarter_idle_time(void **state)
@@ -863,18 +863,18 @@ static void test_region_of_watched_fast_pages_is_seen_every_quarter_idle_time(vo
 	assert_int_equal(cold_list_new(64, &f->cold), 0);
 	f->cfg->demotion.min_idle_ms = 16 * f->cfg->sources.abit.scan_interval_ms;
 	f->cfg->promotion.cooldown_ms = f->cfg->demotion.min_idle_ms;
-	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_proc(f, 100, "app", 1, VA, VA + PIECE);
 	fx_map(f, 100, VA, 100, LRU); /* one fast page, never used: nothing slow to speed up for */
 	fx_new_abit(f);
 	cold_list_want(f->cold, 1);
 	for (int r = 0; r < 8 * ABIT_MAX_INTERVAL; r++) {
 		assert_true(fx_round(f) >= 0);
-		assert_true(abit_region_interval(f->a, 100, VA) <= cap);
+		assert_true(abit_piece_interval(f->a, 100, VA) <= cap);
 		/* Each offer taken and not moved, and re-offered: it comes at each scan. */
 		offered += cold_list_take(f->cold, 0, f->clock_ns / 1000000, UINT32_MAX, 0, &c, 1);
 		cold_list_reoffer(f->cold);
 	}
-	assert_int_equal(abit_region_interval(f->a, 100, VA), cap);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), cap);
 	/* Cold after 32 rounds, then offered at every scan: one in cap rounds. */
 	assert_true(offered >= (8 * ABIT_MAX_INTERVAL - 32) / cap - 1);
 }
@@ -887,7 +887,7 @@ static void test_thp_head_on_a_fast_node_is_offered_as_huge(void **state)
 	assert_int_equal(cold_list_new(64, &f->cold), 0);
 	f->cfg->demotion.min_idle_ms = COLD_MS;
 	f->cfg->promotion.cooldown_ms = COLD_MS;
-	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_proc(f, 100, "app", 1, VA, VA + PIECE);
 	fx_map(f, 100, VA, 512, THP_HEAD);
 	for (uint64_t i = 1; i < 512; i++)
 		fx_map(f, 100, VA + i * 0x1000, 512 + i, THP_TAIL);
@@ -1034,7 +1034,7 @@ static void test_round_reports_accessed_slow_pages_and_nothing_else(void **state
 {
 	struct fx *f = *state;
 
-	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_proc(f, 100, "app", 1, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 76, LRU);
 	fx_map(f, 100, VA + 0x1000, SLOW_PFN + 77, LRU);
 	fx_map(f, 100, VA + 0x2000, 100, LRU);	       /* fast node */
@@ -1075,7 +1075,7 @@ static void test_page_joining_the_lru_later_is_tracked_then(void **state)
 {
 	struct fx *f = *state;
 
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 5, 0);
 	fx_new_abit(f);
 	assert_int_equal(fx_round(f), 0);
@@ -1092,7 +1092,7 @@ static void test_thp_is_tracked_once_by_its_head(void **state)
 	struct fx *f = *state;
 	uint64_t head = SLOW_PFN + 512;
 
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	for (uint64_t i = 0; i < 512; i++)
 		fx_map(f, 100, VA + i * 4096, head + i, i ? THP_TAIL : THP_HEAD);
 	fx_new_abit(f);
@@ -1115,7 +1115,7 @@ static void test_page_moved_between_mark_and_read_is_not_reported(void **state)
 {
 	struct fx *f = *state;
 
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 10, LRU);
 	fx_map(f, 100, VA + 0x1000, SLOW_PFN + 11, LRU);
 	fx_new_abit(f);
@@ -1143,7 +1143,7 @@ static void test_without_a_block_map_page_nodes_come_from_the_kernel(void **stat
 
 	f->topo->nr_blocks = 0; /* a kernel without CONFIG_MEMORY_HOTPLUG */
 	f->ops.page_nodes = fx_page_nodes;
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, 7, LRU);	     /* node 1 says the kernel, whatever the PFN */
 	fx_map(f, 100, VA + 0x1000, 8, LRU); /* node 0 */
 	fx_new_abit(f);
@@ -1161,7 +1161,7 @@ static void test_unmapped_page_is_not_reported(void **state)
 {
 	struct fx *f = *state;
 
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 10, LRU);
 	fx_new_abit(f);
 	assert_int_equal(fx_round(f), 0);
@@ -1181,8 +1181,8 @@ static void test_process_exiting_mid_round_is_dropped_silently(void **state)
 	assert_non_null(logf);
 	log_set_stream(logf);
 	log_set_level(LOG_LVL_DEBUG);
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
-	fx_proc(f, 200, "other", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
+	fx_proc(f, 200, "other", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	fx_map(f, 200, VA, SLOW_PFN + 2, LRU);
 	fx_new_abit(f);
@@ -1228,7 +1228,7 @@ static void test_exited_sampled_process_leaves_nothing_allocated(void **state)
 		pid_t pid = 300 + i;
 		int steps = 0;
 
-		fx_proc(f, pid, "short", 0, VA, VA + 4 * REGION);
+		fx_proc(f, pid, "short", 0, VA, VA + 4 * PIECE);
 		fx_map(f, pid, VA, SLOW_PFN + 1, LRU);
 		while (abit_nr_sample_regions(f->a, pid) == 0 && steps++ < 16)
 			assert_true(fx_round(f) >= 0);
@@ -1253,26 +1253,25 @@ static void test_maps_with_a_very_long_line_gives_every_vma(void **state)
 	size_t n;
 
 	assert_non_null(text);
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	n = (size_t)sprintf(text, "%llx-%llx rw-p 00000000 00:00 0 \n%llx-%llx r--p 0 08:01 12 /",
-			    (unsigned long long)VA, (unsigned long long)(VA + REGION),
-			    (unsigned long long)(VA + REGION),
-			    (unsigned long long)(VA + 2 * REGION));
+			    (unsigned long long)VA, (unsigned long long)(VA + PIECE),
+			    (unsigned long long)(VA + PIECE), (unsigned long long)(VA + 2 * PIECE));
 	memset(text + n, 'x', 70000);
 	n += 70000;
 	n += (size_t)sprintf(text + n, "\n%llx-%llx rw-p 00000000 00:00 0",
-			     (unsigned long long)(VA + 2 * REGION),
-			     (unsigned long long)(VA + 3 * REGION));
+			     (unsigned long long)(VA + 2 * PIECE),
+			     (unsigned long long)(VA + 3 * PIECE));
 	fx_path(f, path, sizeof(path), "proc/100/maps");
 	write_file(path, text, n);
 	fx_path(f, path, sizeof(path), "proc/100/pagemap");
-	assert_int_equal(truncate(path, (off_t)((VA + 3 * REGION) / 4096 * 8)), 0);
+	assert_int_equal(truncate(path, (off_t)((VA + 3 * PIECE) / 4096 * 8)), 0);
 	free(text);
 	fx_new_abit(f);
 	assert_true(fx_round(f) >= 0);
-	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
-	assert_int_equal(abit_region_interval(f->a, 100, VA + REGION), 1);
-	assert_int_equal(abit_region_interval(f->a, 100, VA + 2 * REGION), 1);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), 1);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA + PIECE), 1);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA + 2 * PIECE), 1);
 }
 
 /* A 4 TiB PROT_READ|MAP_NORESERVE mapping with nothing resident beside a small one in use:
@@ -1284,11 +1283,11 @@ static void test_sparse_mapping_with_nothing_resident_costs_no_regions(void **st
 	char path[256], text[512];
 	const uint64_t big = UINT64_C(0x100000000000), big_end = big + (UINT64_C(4) << 40);
 
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	snprintf(text, sizeof(text),
 		 "%llx-%llx rw-p 00000000 00:00 0 \n%llx-%llx r--p 00000000 00:00 0 \n",
-		 (unsigned long long)VA, (unsigned long long)(VA + REGION), (unsigned long long)big,
+		 (unsigned long long)VA, (unsigned long long)(VA + PIECE), (unsigned long long)big,
 		 (unsigned long long)big_end);
 	fx_path(f, path, sizeof(path), "proc/100/maps");
 	write_file(path, text, strlen(text));
@@ -1298,9 +1297,9 @@ static void test_sparse_mapping_with_nothing_resident_costs_no_regions(void **st
 	write_file(path, text, strlen(text));
 	fx_new_abit(f);
 	assert_true(fx_round(f) >= 0);
-	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
-	assert_int_equal(abit_region_interval(f->a, 100, big), -ENOENT);
-	assert_int_equal(abit_region_interval(f->a, 100, big_end - 4096), -ENOENT);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), 1);
+	assert_int_equal(abit_piece_interval(f->a, 100, big), -ENOENT);
+	assert_int_equal(abit_piece_interval(f->a, 100, big_end - 4096), -ENOENT);
 	assert_int_equal(atomic_load(&f->stats.abit_skip[SKIP_PROCESS_CAP]), 0);
 	assert_int_equal(atomic_load(&f->stats.abit_skip[SKIP_TOTAL_CAP]), 0);
 }
@@ -1312,11 +1311,11 @@ static void test_regions_beyond_a_process_allowance_are_left_out_and_counted(voi
 {
 	struct fx *f = *state;
 
-	fx_proc(f, 100, "app", 0, VA, VA + 600 * REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + 600 * PIECE);
 	fx_new_abit(f);
 	assert_true(fx_round(f) >= 0);
-	assert_int_equal(abit_region_interval(f->a, 100, VA + 527 * REGION), 1);
-	assert_int_equal(abit_region_interval(f->a, 100, VA + 528 * REGION), -ENOENT);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA + 527 * PIECE), 1);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA + 528 * PIECE), -ENOENT);
 	assert_int_equal(atomic_load(&f->stats.abit_skip[SKIP_PROCESS_CAP]), 72);
 }
 
@@ -1326,28 +1325,28 @@ static void test_regions_beyond_the_source_cap_are_left_out_and_counted(void **s
 {
 	struct fx *f = *state;
 
-	f->regions_cap = 100;
-	fx_proc(f, 100, "app", 0, VA, VA + 64 * REGION);
-	fx_proc(f, 200, "other", 0, VA, VA + 64 * REGION);
+	f->pieces_cap = 100;
+	fx_proc(f, 100, "app", 0, VA, VA + 64 * PIECE);
+	fx_proc(f, 200, "other", 0, VA, VA + 64 * PIECE);
 	fx_new_abit(f);
 	assert_true(fx_round(f) >= 0);
-	assert_int_equal(abit_region_interval(f->a, 100, VA + 63 * REGION), 1);
-	assert_int_equal(abit_region_interval(f->a, 200, VA + 35 * REGION), 1);
-	assert_int_equal(abit_region_interval(f->a, 200, VA + 36 * REGION), -ENOENT);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA + 63 * PIECE), 1);
+	assert_int_equal(abit_piece_interval(f->a, 200, VA + 35 * PIECE), 1);
+	assert_int_equal(abit_piece_interval(f->a, 200, VA + 36 * PIECE), -ENOENT);
 	assert_int_equal(atomic_load(&f->stats.abit_skip[SKIP_TOTAL_CAP]), 28);
 	/* The first process exits: at the next re-read the second one has room for all. */
 	fx_exit(f, 100);
 	for (int i = 0; i < ABIT_REFRESH_ROUNDS + 1; i++)
 		assert_true(fx_round(f) >= 0);
 	assert_int_equal(abit_nr_procs(f->a), 1);
-	assert_true(abit_region_interval(f->a, 200, VA + 63 * REGION) >= 1);
+	assert_true(abit_piece_interval(f->a, 200, VA + 63 * PIECE) >= 1);
 }
 
 static void test_hidden_pfns_make_the_source_unavailable(void **state)
 {
 	struct fx *f = *state;
 
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, 0, 0); /* present, PFN 0: what an unprivileged reader sees */
 	fx_new_abit(f);
 	assert_null(abit_unavailable_reason(f->a));
@@ -1389,7 +1388,7 @@ static void test_round_with_word_sized_transfers_finds_the_same_accesses(void **
 	struct fx *f = *state;
 
 	f->max_io = 8; /* one word, one pagemap entry per call */
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	for (uint64_t i = 0; i < 100; i++)
 		fx_map(f, 100, VA + i * 4096, SLOW_PFN + i, LRU);
 	fx_new_abit(f);
@@ -1416,8 +1415,8 @@ static void test_selection_skips_unselected_processes(void **state)
 	cfg->topo = f->topo;
 	config_free(f->cfg);
 	f->cfg = cfg;
-	fx_proc(f, 100, "dbserver", 0, VA, VA + REGION);
-	fx_proc(f, 200, "shell", 0, VA, VA + REGION);
+	fx_proc(f, 100, "dbserver", 0, VA, VA + PIECE);
+	fx_proc(f, 200, "shell", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	fx_map(f, 200, VA, SLOW_PFN + 2, LRU);
 	fx_new_abit(f);
@@ -1437,9 +1436,9 @@ static void test_pages_looked_at_stay_within_max_pages_per_sec(void **state)
 	/* Eight regions with one slow page each; 1024 pages a second pays two regions. */
 	f->cfg->sources.abit.max_pages_per_sec = 1024;
 	f->cfg->sources.abit.scan_interval_ms = 1000;
-	fx_proc(f, 100, "app", 0, VA, VA + 8 * REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + 8 * PIECE);
 	for (uint64_t i = 0; i < 8; i++)
-		fx_map(f, 100, VA + i * REGION, SLOW_PFN + 64 * i, LRU);
+		fx_map(f, 100, VA + i * PIECE, SLOW_PFN + 64 * i, LRU);
 	fx_new_abit(f);
 	for (int round = 1; round <= 4; round++) {
 		assert_int_equal(fx_round(f), 0);
@@ -1464,16 +1463,16 @@ static void test_region_intervals_follow_the_accesses(void **state)
 	struct fx *f = *state;
 	unsigned cold_events = 0;
 
-	fx_proc(f, 100, "app", 0, VA, VA + 2 * REGION);
-	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);		  /* hot */
-	fx_map(f, 100, VA + REGION, SLOW_PFN + 200, LRU); /* cold */
+	fx_proc(f, 100, "app", 0, VA, VA + 2 * PIECE);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);		 /* hot */
+	fx_map(f, 100, VA + PIECE, SLOW_PFN + 200, LRU); /* cold */
 	fx_new_abit(f);
 	for (int round = 0; round < 64; round++) {
 		fx_access(f, SLOW_PFN + 1);
 		assert_true(fx_round(f) >= 0);
 	}
-	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
-	assert_int_equal(abit_region_interval(f->a, 100, VA + REGION), ABIT_MAX_INTERVAL);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), 1);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA + PIECE), ABIT_MAX_INTERVAL);
 	/* 64 rounds of the hot region, far fewer of the cold one: 2,2,4,4,8,8,16,16 apart. */
 	assert_true(fx_stat(f, SS_PAGES_SCANNED) < (64 + 12) * 512);
 
@@ -1485,18 +1484,18 @@ static void test_region_intervals_follow_the_accesses(void **state)
 		fx_access(f, SLOW_PFN + 200);
 		assert_true(fx_round(f) >= 0);
 		for (size_t i = before; i < f->nev; i++)
-			cold_events += f->ev[i].vaddr == VA + REGION;
+			cold_events += f->ev[i].vaddr == VA + PIECE;
 	}
 	assert_true(cold_events >= 1);
-	assert_int_equal(abit_region_interval(f->a, 100, VA + REGION), 1);
-	assert_int_equal(abit_region_interval(f->a, 100, VA + 7 * REGION), -ENOENT);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA + PIECE), 1);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA + 7 * PIECE), -ENOENT);
 }
 
 static void test_region_with_accesses_is_scanned_twice_per_interval(void **state)
 {
 	struct fx *f = *state;
 
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	fx_new_abit(f);
 	assert_int_equal(fx_round(f), 0); /* learned */
@@ -1504,26 +1503,26 @@ static void test_region_with_accesses_is_scanned_twice_per_interval(void **state
 	for (int round = 0; round < 3 * ABIT_HOT_SPEEDUP; round++) {
 		fx_access(f, SLOW_PFN + 1);
 		assert_int_equal(fx_round(f), 1);
-		assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+		assert_int_equal(abit_piece_interval(f->a, 100, VA), 1);
 	}
 	/* One quiet scan keeps the pace; ABIT_BACKOFF_SCANS of them: once per scan interval. */
 	assert_int_equal(fx_round(f), 0);
-	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), 1);
 	assert_int_equal(fx_round(f), 0);
-	assert_int_equal(abit_region_interval(f->a, 100, VA), ABIT_HOT_SPEEDUP);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), ABIT_HOT_SPEEDUP);
 }
 
 static void test_new_process_is_watched_from_the_next_round(void **state)
 {
 	struct fx *f = *state;
 
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	fx_new_abit(f);
 	assert_true(fx_round(f) >= 0);
 	assert_int_equal(abit_nr_procs(f->a), 1);
 	/* Started between two rounds, well before the periodic re-read is due. */
-	fx_proc(f, 200, "late", 0, VA, VA + REGION);
+	fx_proc(f, 200, "late", 0, VA, VA + PIECE);
 	/* Another bitmap word: the fixture's bitmap is a plain file, where a mark rewrites
 	 * the whole word (the kernel only sets bits). */
 	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
@@ -1546,7 +1545,7 @@ static void test_new_process_is_looked_at_by_the_next_steps(void **state)
 
 	fx_new_abit(f);
 	assert_int_equal(fx_round(f), 0);
-	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_proc(f, 100, "app", 1, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	assert_int_equal(fx_step(f), 0);
 	assert_int_equal(abit_nr_tracked(f->a), 1);
@@ -1566,7 +1565,7 @@ static void test_region_waking_from_idleness_gets_quick_looks(void **state)
 {
 	struct fx *f = *state;
 
-	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_proc(f, 100, "app", 1, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	fx_new_abit(f);
 	assert_int_equal(fx_round(f), 0);
@@ -1584,7 +1583,7 @@ static void test_region_waking_from_idleness_gets_quick_looks(void **state)
 	/* Quiet for a while, then used again: the steps after that scan look again. */
 	for (int round = 0; round < 8; round++)
 		assert_int_equal(fx_round(f), 0);
-	assert_true(abit_region_interval(f->a, 100, VA) > 1);
+	assert_true(abit_piece_interval(f->a, 100, VA) > 1);
 	fx_access(f, SLOW_PFN + 1);
 	for (int round = 0; round < ABIT_MAX_INTERVAL && fx_round(f) == 0; round++)
 		fx_access(f, SLOW_PFN + 1);
@@ -1606,7 +1605,7 @@ static void test_first_evidence_counts_while_the_fast_node_has_room(void **state
 	fx_node_used(f, 0, 65536 / 2); /* 50% free: room */
 	fx_new_abit(f);
 	assert_int_equal(fx_round(f), 0);
-	fx_proc(f, 100, "app", 1, VA, VA + REGION);
+	fx_proc(f, 100, "app", 1, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	fx_map(f, 100, VA + 0x1000, SLOW_PFN + 2, LRU);
 	assert_int_equal(fx_step(f), 0);
@@ -1623,7 +1622,7 @@ static void test_first_evidence_counts_while_the_fast_node_has_room(void **state
 
 	/* An operator's higher threshold keeps its meaning: first evidence is one access more. */
 	f->cfg->promotion.threshold = 255;
-	fx_proc(f, 300, "strict", 1, VA, VA + REGION);
+	fx_proc(f, 300, "strict", 1, VA, VA + PIECE);
 	fx_map(f, 300, VA, SLOW_PFN + 200, LRU);
 	assert_true(fx_round(f) >= 0);
 	fx_access(f, SLOW_PFN + 200);
@@ -1634,7 +1633,7 @@ static void test_first_evidence_counts_while_the_fast_node_has_room(void **state
 
 	/* Node 0 short (6% free, under twice the 5% reserve): the threshold rises. */
 	fx_node_used(f, 0, 65536 - 65536 * 6 / 100);
-	fx_proc(f, 200, "late", 1, VA, VA + REGION);
+	fx_proc(f, 200, "late", 1, VA, VA + PIECE);
 	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
 	assert_true(fx_round(f) >= 0);
 	fx_access(f, SLOW_PFN + 130);
@@ -1650,7 +1649,7 @@ static void test_new_process_costs_its_own_reads_not_everyones(void **state)
 
 	int rounds = 0;
 
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	fx_new_abit(f);
 	/* Past its first rounds, and just after a periodic re-read of everyone. */
@@ -1660,11 +1659,11 @@ static void test_new_process_costs_its_own_reads_not_everyones(void **state)
 	 * process would lose it. */
 	fx_path(f, path, sizeof(path), "proc/100/maps");
 	assert_int_equal(unlink(path), 0);
-	fx_proc(f, 200, "late", 0, VA, VA + REGION);
+	fx_proc(f, 200, "late", 0, VA, VA + PIECE);
 	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
 	assert_true(fx_round(f) >= 0);
 	assert_int_equal(abit_nr_procs(f->a), 2);
-	assert_true(abit_region_interval(f->a, 100, VA) > 0); /* still known */
+	assert_true(abit_piece_interval(f->a, 100, VA) > 0); /* still known */
 	/* The periodic re-read reads everyone: the process without maps is dropped then, and
 	 * not before. */
 	while (abit_nr_procs(f->a) == 2 && rounds < 2 * ABIT_REFRESH_ROUNDS) {
@@ -1693,11 +1692,11 @@ static void test_young_process_maps_are_read_every_round(void **state)
 	struct fx *f = *state;
 	char path[256];
 
-	fx_proc(f, 100, "sh", 0, VA + 8 * REGION, VA + 9 * REGION);
+	fx_proc(f, 100, "sh", 0, VA + 8 * PIECE, VA + 9 * PIECE);
 	fx_new_abit(f);
 	assert_true(fx_round(f) >= 0);
 	/* The exec: new mappings, the buffer among them (the pagemap already covers it). */
-	fx_maps_one(f, 100, VA, VA + REGION);
+	fx_maps_one(f, 100, VA, VA + PIECE);
 	fx_path(f, path, sizeof(path), "proc/100/statm");
 	write_file(path, "1200 520 100 10 0 400 0\n", 24);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
@@ -1714,11 +1713,11 @@ static void test_unchanged_process_is_not_reread_until_its_statm_changes(void **
 	struct fx *f = *state;
 	int rounds = 0;
 
-	fx_proc(f, 100, "app", 0, VA + 8 * REGION, VA + 9 * REGION);
+	fx_proc(f, 100, "app", 0, VA + 8 * PIECE, VA + 9 * PIECE);
 	fx_new_abit(f);
 	assert_true(fx_round(f) >= 0);
-	fx_maps_one(f, 100, VA, VA + REGION);
-	while (abit_region_interval(f->a, 100, VA) < 0 && rounds < 200) {
+	fx_maps_one(f, 100, VA, VA + PIECE);
+	while (abit_piece_interval(f->a, 100, VA) < 0 && rounds < 200) {
 		assert_true(fx_round(f) >= 0);
 		rounds++;
 	}
@@ -1728,7 +1727,7 @@ static void test_unchanged_process_is_not_reread_until_its_statm_changes(void **
 	assert_true(rounds > ABIT_REFRESH_ROUNDS);
 	/* ...until ABIT_MAPS_KEEP_MAX of them had, and the next one read the maps. */
 	assert_true(rounds <= ABIT_REFRESH_ROUNDS * (ABIT_MAPS_KEEP_MAX + 2));
-	assert_int_equal(abit_region_interval(f->a, 100, VA + 8 * REGION), -ENOENT);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA + 8 * PIECE), -ENOENT);
 }
 
 /* Node node's meminfo with used KiB of 65536 in use, in a sysfs of the test's own (the
@@ -1768,11 +1767,11 @@ static void test_pages_arriving_on_the_slow_tier_wake_backed_off_regions(void **
 	struct fx *f = *state;
 
 	fx_slow_used(f, 1024);
-	fx_proc(f, 100, "app", 0, VA, VA + REGION); /* nothing on the slow tier yet */
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE); /* nothing on the slow tier yet */
 	fx_new_abit(f);
 	for (int round = 0; round < 64; round++)
 		assert_true(fx_round(f) >= 0);
-	assert_int_equal(abit_region_interval(f->a, 100, VA), ABIT_MAX_INTERVAL);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), ABIT_MAX_INTERVAL);
 	/* A page moves to the slow tier, but the node's use has not grown by 16 MiB: the region
 	 * waits for its turn. */
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
@@ -1783,26 +1782,26 @@ static void test_pages_arriving_on_the_slow_tier_wake_backed_off_regions(void **
 	fx_slow_used(f, 1024 + 16384);
 	assert_true(fx_round(f) >= 0);
 	assert_int_equal(abit_nr_tracked(f->a), 1);
-	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), 1);
 }
 
 static void test_region_populated_late_is_scanned_every_round_again(void **state)
 {
 	struct fx *f = *state;
 
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_new_abit(f);
 	/* Empty for a while: nothing to watch, so its scans back off. */
 	for (int round = 0; round < 12; round++)
 		assert_true(fx_round(f) >= 0);
-	assert_true(abit_region_interval(f->a, 100, VA) > 1);
+	assert_true(abit_piece_interval(f->a, 100, VA) > 1);
 	/* The workload populates it: once its pages are learned it is scanned every round, so
 	 * the first access after that is found at the very next round. */
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	for (int round = 0; round < ABIT_MAX_INTERVAL && abit_nr_tracked(f->a) == 0; round++)
 		assert_true(fx_round(f) >= 0);
 	assert_int_equal(abit_nr_tracked(f->a), 1);
-	assert_int_equal(abit_region_interval(f->a, 100, VA), 1);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), 1);
 	fx_access(f, SLOW_PFN + 1);
 	assert_int_equal(fx_round(f), 1);
 }
@@ -1816,7 +1815,7 @@ static void test_thread_runs_rounds_and_stops_promptly(void **state)
 	double ms;
 
 	f->ops = idle_io_real_ops;
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	fx_new_abit(f);
 	assert_int_equal(config_new_defaults(&cfg), 0);
@@ -1860,16 +1859,16 @@ static void fx_samples(struct fx *f, struct abit_sample_io *io, uint64_t *addr, 
 {
 	*head = SLOW_PFN + 512;
 	f->or_writes = true;
-	fx_proc(f, 100, "app", 0, VA, VA + 2 * REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + 2 * PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 5, LRU);
-	fx_map(f, 100, VA + 0x1000, 100, LRU);			   /* fast */
-	fx_map(f, 100, VA + 0x2000, SLOW_PFN + 6, 0);		   /* off the LRU */
-	fx_map(f, 100, VA + REGION, *head, THP_HEAD);		   /* THP head */
-	fx_map(f, 100, VA + REGION + 0x3000, *head + 3, THP_TAIL); /* and a tail of it */
+	fx_map(f, 100, VA + 0x1000, 100, LRU);			  /* fast */
+	fx_map(f, 100, VA + 0x2000, SLOW_PFN + 6, 0);		  /* off the LRU */
+	fx_map(f, 100, VA + PIECE, *head, THP_HEAD);		  /* THP head */
+	fx_map(f, 100, VA + PIECE + 0x3000, *head + 3, THP_TAIL); /* and a tail of it */
 	for (int i = 0; i < 6; i++)
 		addr[i] = VA + (uint64_t)i * 0x1000;
 	addr[3] = VA + 0x5000; /* absent */
-	addr[4] = VA + REGION + 0x3000;
+	addr[4] = VA + PIECE + 0x3000;
 	addr[5] = VA + 0x6000;
 	fx_map(f, 100, addr[5], SLOW_PFN + 7, LRU);
 	fx_samples_open(f, io);
@@ -1993,7 +1992,7 @@ static void test_lazy_fast_thp_tail_is_counted(void **state)
 				    .thp = &thp};
 
 	f->or_writes = true;
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, 200, LRU);			/* a fast base page */
 	fx_map(f, 100, VA + 0x1000, 512 + 3, THP_TAIL); /* a fast THP's tail */
 	fx_samples_open(f, &io);
@@ -2013,7 +2012,7 @@ static void test_sampler_turns_precise_for_thps_and_back(void **state)
 {
 	struct fx *f = *state;
 	struct abit_sampler *smp;
-	struct abit_range r = {.start = VA, .end = VA + REGION};
+	struct abit_range r = {.start = VA, .end = VA + PIECE};
 	bool seen = false;
 	uint64_t addr[6], head, rng = 7;
 	size_t nhit;
@@ -2057,14 +2056,14 @@ static void fx_regions_proc(struct fx *f)
 	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
 	f->cfg->sources.abit.max_regions = 64;
 	f->cfg->sources.abit.full_scan_mib = 0; /* sampled, however small */
-	fx_proc(f, 100, "app", 0, VA, VA + 16 * REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + 16 * PIECE);
 	/* The hot band's 64 pages at the start of region 5 (PFNs of one bitmap word), then every
 	 * 16th page of the others. */
 	for (uint64_t i = 0; i < 64; i++)
-		fx_map(f, 100, VA + 5 * REGION + i * 4096, SLOW_PFN + i, LRU);
+		fx_map(f, 100, VA + 5 * PIECE + i * 4096, SLOW_PFN + i, LRU);
 	for (uint64_t g = 0, k = 0; g < 16; g++)
 		for (uint64_t i = 0; g != 5 && i < 512; i += 16, k++)
-			fx_map(f, 100, VA + g * REGION + i * 4096, SLOW_PFN + 64 + k, LRU);
+			fx_map(f, 100, VA + g * PIECE + i * 4096, SLOW_PFN + 64 + k, LRU);
 	fx_new_abit(f);
 }
 
@@ -2120,8 +2119,8 @@ static void fx_access_band(struct fx *f)
 static void test_region_mode_finds_a_hot_band_within_the_bound(void **state)
 {
 	struct fx *f = *state;
-	uint64_t k = abit_regions_miss_bound(8192, 64, 64 / 4, ABIT_SAMPLES_PER_AGGR, 10,
-					     ABIT_SAMPLE_PIECE_PAGES);
+	uint64_t k =
+	    abit_regions_miss_bound(8192, 64, 64 / 4, ABIT_SAMPLES_PER_AGGR, 10, ABIT_PIECE_PAGES);
 	int steps = 0;
 
 	assert_int_equal(k, 138);
@@ -2143,14 +2142,14 @@ static void test_region_mode_finds_a_hot_band_within_the_bound(void **state)
 	}
 	/* Every band page is reported, once per round; nothing outside it. */
 	for (size_t i = 0; i < f->nev; i++) {
-		assert_true(f->ev[i].vaddr >= VA + 5 * REGION);
-		assert_true(f->ev[i].vaddr < VA + 5 * REGION + 64 * 4096);
+		assert_true(f->ev[i].vaddr >= VA + 5 * PIECE);
+		assert_true(f->ev[i].vaddr < VA + 5 * PIECE + 64 * 4096);
 	}
 	assert_true(f->nev >= 64);
-	assert_int_equal(abit_region_watched(f->a, 100, VA + 5 * REGION), 1);
+	assert_int_equal(abit_piece_watched(f->a, 100, VA + 5 * PIECE), 1);
 	for (uint64_t g = 0; g < 16; g++)
 		if (g < 4 || g > 6)
-			assert_int_equal(abit_region_watched(f->a, 100, VA + g * REGION), 0);
+			assert_int_equal(abit_piece_watched(f->a, 100, VA + g * PIECE), 0);
 }
 
 /* A sample read back accessed watches its 2 MiB region at once, not at the end of the
@@ -2170,7 +2169,7 @@ static void test_region_mode_watches_a_sampled_access_at_once(void **state)
 	f->seed = 7;
 	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
 	f->cfg->sources.abit.full_scan_mib = 0;
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	for (uint64_t i = 0; i < 512; i++)
 		fx_map(f, 100, VA + i * 4096, SLOW_PFN + i, LRU);
 	fx_new_abit(f);
@@ -2180,7 +2179,7 @@ static void test_region_mode_watches_a_sampled_access_at_once(void **state)
 		assert_true(fx_round(f) >= 0);
 		steps++;
 		if (steps == 2)
-			assert_int_equal(abit_region_watched(f->a, 100, VA), 1);
+			assert_int_equal(abit_piece_watched(f->a, 100, VA), 1);
 	}
 	assert_int_equal(steps, 3);
 	/* Every page, but those the step before sampled: marked idle after this fixture's
@@ -2211,14 +2210,14 @@ static int steps_to_find_moved_band(struct fx *f)
 	int steps = 0;
 
 	for (uint64_t i = 0; i < 64; i++)
-		fx_map(f, 100, VA + 5 * REGION + i * 4096, 64 + i, LRU); /* node 0 */
+		fx_map(f, 100, VA + 5 * PIECE + i * 4096, 64 + i, LRU); /* node 0 */
 	for (int i = 0; i < 3 * ABIT_SAMPLES_PER_AGGR; i++) {
 		fx_access_band(f);
 		assert_true(fx_round(f) >= 0);
 	}
 	assert_int_equal(f->nev, 0);
 	for (uint64_t i = 0; i < 64; i++)
-		fx_map(f, 100, VA + 5 * REGION + i * 4096, SLOW_PFN + i, LRU);
+		fx_map(f, 100, VA + 5 * PIECE + i * 4096, SLOW_PFN + i, LRU);
 	while (f->nev == 0 && steps < 40 * ABIT_SAMPLES_PER_AGGR) {
 		fx_access_band(f);
 		assert_true(fx_round(f) >= 0);
@@ -2230,8 +2229,8 @@ static int steps_to_find_moved_band(struct fx *f)
 static void test_region_mode_sees_pages_that_become_slow_later(void **state)
 {
 	struct fx *f = *state;
-	uint64_t k = abit_regions_miss_bound(8192, 64, 64 / 4, ABIT_SAMPLES_PER_AGGR, 10,
-					     ABIT_SAMPLE_PIECE_PAGES);
+	uint64_t k =
+	    abit_regions_miss_bound(8192, 64, 64 / 4, ABIT_SAMPLES_PER_AGGR, 10, ABIT_PIECE_PAGES);
 	int steps;
 
 	fx_regions_proc(f);
@@ -2258,7 +2257,7 @@ static void test_region_mode_watches_no_more_than_the_cap(void **state)
 		assert_true(fx_round(f) >= 0);
 		watched = 0;
 		for (uint64_t g = 0; g < 16; g++)
-			watched += abit_region_watched(f->a, 100, VA + g * REGION) == 1;
+			watched += abit_piece_watched(f->a, 100, VA + g * PIECE) == 1;
 		assert_true(watched <= 4);
 	}
 	assert_int_equal(watched, 4);
@@ -2279,7 +2278,7 @@ static void test_region_mode_looks_at_cold_memory_through_samples_only(void **st
 		assert_int_equal(fx_round(f), 0);
 	assert_int_equal(f->nev, 0);
 	for (uint64_t g = 0; g < 16; g++)
-		assert_int_equal(abit_region_watched(f->a, 100, VA + g * REGION), 0);
+		assert_int_equal(abit_piece_watched(f->a, 100, VA + g * PIECE), 0);
 	assert_true(fx_stat(f, SS_PAGES_SCANNED) <= (uint64_t)steps * 64);
 	assert_true(fx_stat(f, SS_PAGES_SCANNED) >= (uint64_t)steps * 16);
 	assert_int_equal(abit_nr_tracked(f->a), 0);
@@ -2308,8 +2307,8 @@ static void test_region_mode_offers_idle_fast_pages_through_the_cold_window(void
 	f->cfg->promotion.cooldown_ms = COLD_MS;
 	fx_regions_proc(f);
 	for (uint64_t i = 0; i < 8; i++) {
-		fx_map(f, 100, VA + 3 * REGION + (2 * i + 1) * 4096, 100 + i, LRU);
-		fx_map(f, 100, VA + 9 * REGION + (2 * i + 1) * 4096, 200 + i, LRU);
+		fx_map(f, 100, VA + 3 * PIECE + (2 * i + 1) * 4096, 100 + i, LRU);
+		fx_map(f, 100, VA + 9 * PIECE + (2 * i + 1) * 4096, 200 + i, LRU);
 	}
 	cold_list_want(f->cold, 1);
 	while (cold_list_len(f->cold) < 8 && steps < 640 + 40 * ABIT_SAMPLES_PER_ROUND) {
@@ -2324,7 +2323,7 @@ static void test_region_mode_offers_idle_fast_pages_through_the_cold_window(void
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(c[i].pid, 100);
 		assert_int_equal(c[i].node, 0);
-		assert_true(c[i].vaddr > VA + 3 * REGION && c[i].vaddr < VA + 4 * REGION);
+		assert_true(c[i].vaddr > VA + 3 * PIECE && c[i].vaddr < VA + 4 * PIECE);
 		assert_true(c[i].offered_ms - c[i].idle_since_ms >= OFFER_MS);
 	}
 	/* The used pages are never offered; nothing slow is. */
@@ -2392,7 +2391,7 @@ static void test_region_mode_hidden_pfns_make_the_source_unavailable(void **stat
 
 	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
 	f->cfg->sources.abit.full_scan_mib = 0;
-	fx_proc(f, 100, "app", 0, VA, VA + REGION);
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	for (uint64_t i = 0; i < 512; i++)
 		fx_map(f, 100, VA + i * 4096, 0, 0);
 	fx_new_abit(f);

@@ -42,14 +42,14 @@ static void test_fit_keeps_the_first_regions_and_counts_the_rest(void **state)
 
 	assert_non_null(s.v);
 	memcpy(s.v, v, sizeof(v));
-	assert_int_equal(abit_vmas_regions(&s), 12);
+	assert_int_equal(abit_vmas_pieces(&s), 12);
 	assert_int_equal(abit_vmas_fit(&s, 12), 0);
 	assert_int_equal(s.n, 3);
 	assert_int_equal(abit_vmas_fit(&s, 5), 7);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.v[1].start, 10 * MIB2 + 0x1000);
 	assert_int_equal(s.v[1].end, 14 * MIB2); /* 4 regions: [10, 14) x 2 MiB */
-	assert_int_equal(abit_vmas_regions(&s), 5);
+	assert_int_equal(abit_vmas_pieces(&s), 5);
 	assert_int_equal(abit_vmas_fit(&s, 0), 5);
 	assert_int_equal(s.n, 0);
 	abit_vmas_free(&s);
@@ -111,7 +111,7 @@ static void test_empty_vmas_are_dropped_by_their_numa_maps_lines(void **state)
 	put(statm, "1073741829 5 0 1 0 5 0\n");
 	assert_int_equal(abit_vmas_read_maps(&s, maps), 0);
 	assert_int_equal(s.n, 3);
-	assert_int_equal(abit_vmas_regions(&s), 2 + (UINT64_C(4) << 40) / MIB2);
+	assert_int_equal(abit_vmas_pieces(&s), 2 + (UINT64_C(4) << 40) / MIB2);
 	assert_int_equal(abit_vmas_drop_empty(&s, numa), 0);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.v[0].start, 0x10000000);
