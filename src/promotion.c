@@ -1,0 +1,224 @@
+/* promotion: the direction that moves hot pages up, and the room on nodes both directions
+ * judge (see mover.h). Its pages are hot table entries, settled with hot_table_done() and kept
+ * on the deferred list while they wait; its target is the fast node nearest the accessing CPU
+ * (or the configured list) that has room of its own or room an exchange made. */
+#include "log.h"
+#include "mover.h"
+#include "procs.h"
+
+struct topology *mover_topo(const struct mover *m, const struct pghotd_config *cfg)
+{
+	return cfg->topo ? cfg->topo : m->topo;
+}
+
+void mover_refresh_free_once(struct mover *m, const struct pghotd_config *cfg)
+{
+	struct topology *t = mover_topo(m, cfg);
+	int r;
+
+	if (m->free_fresh)
+		return;
+	m->free_fresh = true;
+	r = m->ops->refresh_free(m->ctx, t);
+	if (r < 0)
+		log_warning_errno(r, "cannot refresh free memory, using the last reading");
+	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES; n++) {
+		if (!m->paused[n] || topology_free_percent(t, n) <= cfg->promotion.min_free_percent)
+			continue;
+		m->paused[n] = false;
+		log_info("node %d has %u%% free again, resuming promotion to it", n,
+			 topology_free_percent(t, n));
+	}
+}
+
+bool mover_exchange_room(const struct mover *m, int n)
+{
+	return m->credit[n] && m->now < m->credit_until[n];
+}
+
+bool mover_node_has_room(const struct mover *m, const struct pghotd_config *cfg, int n)
+{
+	const struct topology *t = mover_topo(m, cfg);
+
+	if (n < 0 || n >= t->nr_nodes || n >= TOPO_MAX_NODES || !t->node[n].present)
+		return false;
+	if (m->paused[n])
+		return false;
+	/* A node whose size is unknown cannot be judged full. */
+	if (t->node[n].mem_total == 0)
+		return true;
+	return topology_free_percent(t, n) >= cfg->promotion.min_free_percent;
+}
+
+/* Room of its own, or room an exchange made (only fast nodes hold credit). */
+static bool node_usable(const struct mover *m, const struct pghotd_config *cfg, int n)
+{
+	return mover_node_has_room(m, cfg, n) ||
+	       (n >= 0 && n < TOPO_MAX_NODES && mover_exchange_room(m, n));
+}
+
+static uint64_t page_bytes(const struct mover *m, const struct work_item *it)
+{
+	return it->c.size == HOT_SIZE_HUGE ? m->huge_page : m->base_page;
+}
+
+bool mover_book_room(struct mover *m, const struct pghotd_config *cfg, int n,
+		     const struct work_item *it)
+{
+	uint64_t size = page_bytes(m, it);
+
+	/* No exchange window open on n: node_usable() chose it for its own room. */
+	if (m->now >= m->credit_until[n] || mover_node_has_room(m, cfg, n))
+		return true;
+	if (m->credit[n] < size)
+		return false;
+	m->credit[n] -= size;
+	return true;
+}
+
+static int choose_target(const struct mover *m, const struct pghotd_config *cfg, int from,
+			 int where)
+{
+	int order[TOPO_MAX_NODES];
+	int n;
+
+	if (cfg->promotion.target == TARGET_FIXED) {
+		for (int i = 0; i < cfg->promotion.target_nodes.n; i++)
+			if (node_usable(m, cfg, cfg->promotion.target_nodes.node[i]))
+				return cfg->promotion.target_nodes.node[i];
+		return -1;
+	}
+	if (from < 0 || from >= mover_topo(m, cfg)->nr_nodes)
+		from = where;
+	n = topology_fast_nodes_by_distance(mover_topo(m, cfg), from, order, TOPO_MAX_NODES);
+	for (int i = 0; i < n; i++)
+		if (node_usable(m, cfg, order[i]))
+			return order[i];
+	return -1;
+}
+
+/* Remembers the last answer: node state only changes after a move, and the placement query
+ * forgets it per chunk. The caller has read free memory this interval. */
+static int promotion_target(struct mover *m, struct move_dir *d, const struct pghotd_config *cfg,
+			    int from, int where)
+{
+	(void)d;
+	if (m->memo_valid && m->memo_from == from && m->memo_where == where)
+		return m->memo_target;
+	m->memo_from = from;
+	m->memo_where = where;
+	m->memo_valid = true;
+	m->memo_target = choose_target(m, cfg, from, where);
+	return m->memo_target;
+}
+
+/* The node a page accessed from `from` (sitting on `where`) would go to were none full. */
+static int preferred_target(const struct mover *m, const struct pghotd_config *cfg, int from,
+			    int where)
+{
+	int n;
+
+	if (cfg->promotion.target == TARGET_FIXED)
+		return cfg->promotion.target_nodes.n ? cfg->promotion.target_nodes.node[0] : -1;
+	if (from < 0 || from >= mover_topo(m, cfg)->nr_nodes)
+		from = where;
+	return topology_fast_nodes_by_distance(mover_topo(m, cfg), from, &n, 1) == 1 ? n : -1;
+}
+
+/* Served at the next interval's demotion (an exchange). */
+bool mover_want_room(struct mover *m, const struct pghotd_config *cfg, const struct work_item *it,
+		     int where)
+{
+	int n;
+
+	if (!m->cold || !cfg->demotion.enabled)
+		return false;
+	n = preferred_target(m, cfg, it->c.node, where);
+	if (n < 0 || n >= TOPO_MAX_NODES)
+		return false;
+	m->room_wanted[n] += page_bytes(m, it);
+	return true;
+}
+
+void mover_pause_node(struct mover *m, const struct move_dir *d, int node)
+{
+	if (node < 0 || node >= TOPO_MAX_NODES || m->paused[node])
+		return;
+	m->paused[node] = true;
+	stats_add(m->stats, ST_NODE_PAUSES, 1);
+	log_notice("node %d is full (move_pages -ENOMEM), pausing %s to it", node, d->kind->noun);
+}
+
+/* ---- the direction's policy -------------------------------------------------------- */
+
+static int promotion_placed(struct mover *m, struct move_dir *d, const struct pghotd_config *cfg,
+			    const struct work_item *it, int node, uint64_t now)
+{
+	if (topology_node_is_slow(mover_topo(m, cfg), node))
+		return node;
+	stats_add(m->stats, ST_PROMOTE_SKIPPED_FAST, 1);
+	d->tally.skipped++;
+	hot_table_done(m->hot, &it->c, HOT_DROP, now);
+	return -1;
+}
+
+static void promotion_settle(struct mover *m, const struct work_item *it, enum hot_outcome o,
+			     uint64_t now)
+{
+	hot_table_done(m->hot, &it->c, o, now);
+}
+
+/* Cannot overflow: see the ownership note in mover.h. */
+static void promotion_keep(struct mover *m, const struct work_item *it)
+{
+	m->deferred[m->nr_deferred++] = *it;
+}
+
+static void promotion_count_moved(struct mover *m, const struct move_dir *d, int node,
+				  uint64_t pages, uint64_t bytes)
+{
+	(void)d;
+	stats_promoted(m->stats, node, pages, bytes);
+}
+
+/* Settles rest[0..n) and every deferred page of the process, then forgets it. Everything we
+ * hold is settled first: forget_proc frees entries, and a later done() on a freed slot could
+ * land on a reused one. */
+static void promotion_forget(struct mover *m, uint32_t proc, pid_t pid, struct work_item *rest,
+			     size_t n, bool reused, uint64_t now)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		hot_table_done(m->hot, &rest[i].c, HOT_DROP, now);
+	for (size_t i = 0; i < m->nr_deferred; i++) {
+		if (m->deferred[i].c.proc == proc)
+			hot_table_done(m->hot, &m->deferred[i].c, HOT_DROP, now);
+		else
+			m->deferred[k++] = m->deferred[i];
+	}
+	m->nr_deferred = k;
+	if (!reused)
+		stats_fail(m->stats, FAIL_NOPROC, 1);
+	hot_table_forget_proc(m->hot, proc);
+	procs_forget(m->procs, proc);
+	mover_release(m);
+	stats_add(m->stats, ST_PROCESSES_FORGOTTEN, 1);
+	if (!reused)
+		log_info("pid=%d is gone, forgetting its pages", (int)pid);
+}
+
+const struct move_dir_kind promotion_kind = {
+    .verb = "promote",
+    .noun = "promotion",
+    .rate_limited = ST_PROMOTE_RATE_LIMITED,
+    .dry_run = ST_PROMOTE_DRY_RUN,
+    .by_address = true,
+    .target = promotion_target,
+    .placed = promotion_placed,
+    .settle = promotion_settle,
+    .keep = promotion_keep,
+    .count_moved = promotion_count_moved,
+    .count_fail = stats_fail,
+    .forget = promotion_forget,
+};
