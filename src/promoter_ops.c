@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fileio.h"
 #include "log.h"
 #include "pagemap.h"
@@ -93,11 +93,8 @@ static void real_run_anywhere(void *ctx)
 
 static uint64_t real_now_ms(void *ctx)
 {
-	struct timespec ts;
-
 	(void)ctx;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_monotonic_ms();
 }
 
 static int real_refresh_free(void *ctx, struct topology *t)
