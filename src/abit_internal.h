@@ -1,0 +1,279 @@
+/* abit_internal: what the modules of the Accessed-bit source share, and nothing else of the
+ * daemon includes. The source is one struct abit (abit_idle.c: life cycle, thread, rounds),
+ * whose processes and their 2 MiB pieces the table keeps (abit_table.c), which the page-by-page
+ * scan reads and marks (abit_scan.c), mode "regions" chooses through its samplers
+ * (abit_watch.c), and whose idle fast pages the cold side offers for demotion (abit_cold.c).
+ *
+ * Every function here runs on the source thread (or a test or benchmark acting as it), with
+ * a->cfg, a->now_ns and a->now_ms set for the round or step under way (abit_idle.c's
+ * abit_begin()). */
+#ifndef PGHOTD_ABIT_INTERNAL_H
+#define PGHOTD_ABIT_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "abit_idle.h"
+#include "abit_sample.h"
+#include "abit_vmas.h"
+#include "access.h"
+#include "cold_list.h"
+#include "config.h"
+#include "idle_bitmap.h"
+#include "pagemap.h"
+#include "token_bucket.h"
+#include "worker.h"
+
+struct procs;
+struct stats;
+
+/* A piece: ABIT_PIECE_PAGES pages, 2 MiB aligned (abit_sample.h). */
+#define PIECE_BYTES (ABIT_PIECE_PAGES * PAGEMAP_PAGE_SIZE)
+
+/* Cached pagemap decode of one page of a piece: the PFN seen at the last scan, plus
+ * whether its kpageflags were checked for that PFN (KNOWN), it is marked idle (TRACKED) and
+ * it heads a THP (HUGE). A slow page not on an LRU list stays unKNOWN, so it is looked at
+ * again next scan. */
+#define ENT_PFN	    PAGEMAP_PFN_MASK
+#define ENT_KNOWN   (UINT64_C(1) << 63)
+#define ENT_TRACKED (UINT64_C(1) << 62)
+#define ENT_HUGE    (UINT64_C(1) << 61)
+/* A fast page offered to the cold list in this idle episode (cleared by an access, a new PFN
+ * or a new offer epoch). */
+#define ENT_OFFERED (UINT64_C(1) << 60)
+/* A page of a watched fast node: tracked for its idle time, not for promotion. */
+#define ENT_FAST (UINT64_C(1) << 59)
+/* A slow page learned at this PFN by the piece's last scan and not looked at since: an access
+ * the next look finds is the first evidence of its use (abit_first_threshold()). */
+#define ENT_FRESH (UINT64_C(1) << 58)
+/* Cold pages gathered before one cold_list_offer(). */
+#define COLD_BATCH 256
+/* Mode regions: a 2 MiB piece a sample found accessed is read again at this many of the
+ * following sampling steps, not only from the next round: a page accessed all the time then
+ * reaches a promotion threshold of 2 two steps after the sample (a quarter of a scan interval
+ * at the shipped settings), not a round and a half later. */
+#define QUICK_STEPS 2
+
+struct abit_piece {
+	uint64_t start;
+	uint32_t npages;
+	uint32_t ntracked;
+	uint32_t nfast;	     /* of them, pages of watched fast nodes (ENT_FAST) */
+	uint16_t interval;   /* rounds between scans */
+	uint16_t idle_scans; /* consecutive scans without an access */
+	bool watch;	     /* mode regions: scanned for promotion */
+	bool seen;	     /* mode regions: a scan found accesses since the last aggregation */
+	bool fast_hint;	     /* mode regions: a sample found a watched fast node's page idle */
+	bool cold_scanned;   /* mode regions: scanned since it joined the cold window */
+	/* Sampling steps left that read it again (QUICK_STEPS): mode regions, after a sample's
+	 * hit; a process scanned in full, after its pages were learned or it woke from idleness. */
+	uint8_t quick;
+	bool fresh;	     /* never scanned: looked at by the next step, not the next round */
+	bool used;	     /* its last scan found accesses */
+	uint32_t marked_ms;  /* abit_since_now() of its last mark */
+	uint64_t cold_until; /* mode regions: in the cold window until this round; 0 not */
+	uint64_t next_round;
+	uint64_t *ent; /* [npages]; NULL while the piece holds no slow page */
+	/* Demotion: for each tracked page of a watched fast node, the time (the scanner's
+	 * milliseconds, modulo 2^32) since which it was not seen accessed; NULL while the piece
+	 * holds no such page. offer_epoch: the cold list's epoch its OFFERED bits belong to. */
+	uint32_t *since;
+	uint32_t offer_epoch;
+};
+
+struct abit_proc {
+	pid_t pid;
+	uint64_t starttime;
+	size_t npieces;
+	struct abit_piece *piece;
+	bool gone;
+	int cpu, node; /* where it last ran; read once per round, when it has accesses */
+	bool cpu_read;
+	struct abit_sampler *smp; /* mode regions */
+	int64_t handle;		  /* procs handle for cold offers; 0 not looked up, < 0 none */
+	size_t nquick;		  /* pieces with re-reads pending (quick) or fresh, at most */
+	uint64_t added;		  /* the round it was first watched (table_reread_young()) */
+	uint64_t vm_size, vm_rss; /* statm (pages) when its maps were last read */
+	unsigned maps_kept;	  /* re-reads since, that found both unchanged (proc_build()) */
+	bool capped;		  /* pieces were left out at that read: read again at each */
+};
+
+struct abit {
+	/* Set at abit_new() (abit_idle.c). */
+	char *procfs_root, *sysfs_root;
+	struct access_sink sink;
+	struct stats *stats;
+	/* The I/O: ops counts the bytes moved (io_bytes) and passes each call to inner. */
+	const struct idle_io_ops *ops, *inner;
+	struct idle_io_ops counting;
+	uint64_t io_bytes;
+	pid_t self_pid;
+	int bitmap_fd, kpf_fd;
+	char reason[256]; /* why the source is unavailable; empty while usable */
+	struct worker w;
+	struct config_pub *pub;
+	int slot;
+
+	/* The round (abit_idle.c): its config and clock, the page budget and where the last
+	 * round's ran out, the counters of the call under way. */
+	const struct pghotd_config *cfg;
+	uint64_t now_ns;
+	uint64_t round_ns; /* time spent in the calls since the last round ended */
+	uint64_t round;
+	struct token_bucket budget;
+	bool budget_init;
+	pid_t cur_pid;
+	uint64_t cur_vaddr;
+	uint64_t scanned, found;
+	int error;
+	/* abit_follow_arrivals(): the slow nodes' use (bytes) less pghotd's own demotions, at
+	 * its lowest since the last wake; known once read. */
+	uint64_t slow_used;
+	bool slow_used_known;
+	uint64_t last_wake; /* the round of the last wake */
+
+	/* The table (abit_table.c). */
+	struct abit_proc *procs; /* sorted by pid */
+	size_t nprocs;
+	pid_t *listed; /* every pid of the procfs root at the last refresh, sorted */
+	size_t nlisted;
+	uint64_t last_refresh, cfg_generation;
+	bool refreshed;
+	struct abit_vmas vmas; /* proc_vmas() scratch */
+	/* 2 MiB pieces over every process, at most (deps.pieces_cap), and held now. */
+	uint64_t pieces_cap, pieces_used;
+	bool maps_keep; /* the configuration is the one the kept pieces were built for */
+
+	/* The scan (abit_scan.c): the threshold a fresh page's first access is worth
+	 * (abit_first_threshold(), read once a round), whether the scan under way is a step's
+	 * quick look, the events gathered, one piece's scratch. */
+	unsigned first_thr;
+	bool quick_scan;
+	bool pfn_seen; /* some present page showed a non-zero PFN */
+	struct access_event ev[ABIT_EVENT_BATCH];
+	size_t nev;
+	uint64_t pm[ABIT_PIECE_PAGES];
+	uint64_t pfns[ABIT_PIECE_PAGES];
+	uint32_t idx[ABIT_PIECE_PAGES];
+	int node[ABIT_PIECE_PAGES]; /* page nodes, when the topology has no block map */
+	void *addr[ABIT_PIECE_PAGES];
+	struct idle_words words;
+
+	/* Mode regions (abit_watch.c, abit_cold.c's window). */
+	uint64_t step, rng; /* sampling steps, random state */
+	size_t nwatched;    /* 2 MiB pieces watched or in the cold window, all processes */
+	pid_t cold_pid;	    /* where the cold window's walk goes on */
+	uint64_t cold_vaddr;
+
+	/* Demotion candidates (abit_cold.c; NULL: none wanted), and per round: the fast nodes to
+	 * watch (a mask), the offer epoch, the scanner's milliseconds, the pages gathered. */
+	struct cold_list *cold;
+	struct procs *registry; /* deps.procs */
+	uint64_t want;
+	uint32_t epoch,
+	    woken_epoch; /* the offer epoch, and the last one abit_cold_follow_epoch() saw */
+	uint64_t now_ms;
+	struct cold_page coldb[COLD_BATCH];
+	size_t ncold;
+};
+
+static inline bool abit_errno_gone(int r)
+{
+	return r == -ENOENT || r == -ESRCH;
+}
+
+/* Mode regions: the piece is scanned page by page (for promotion, or in the cold window). */
+static inline bool abit_piece_scanned(const struct abit_piece *g)
+{
+	return g->watch || g->cold_until;
+}
+
+/* The scanner's milliseconds as a since[] value: odd, so 0 means "not known yet". */
+static inline uint32_t abit_since_now(const struct abit *a)
+{
+	return (uint32_t)a->now_ms | 1;
+}
+
+static inline bool abit_stopping(struct abit *a)
+{
+	return worker_stopping(&a->w);
+}
+
+/* ---- the process table and its pieces (abit_table.c) ----------------------------------- */
+
+/* Field 22 (start time) and field 39 (last CPU) of pid's stat file; -ESRCH when gone. */
+int abit_table_read_stat(const struct abit *a, pid_t pid, uint64_t *start, int *cpu);
+/* Drops a piece's per-page cache (ent, since). */
+void abit_piece_forget(struct abit_piece *g);
+/* Frees n processes and their array. */
+void abit_table_free(struct abit_proc *p, size_t n);
+/* The process of pid in p[0..n) (sorted by pid), or NULL. */
+struct abit_proc *abit_table_find(struct abit_proc *p, size_t n, pid_t pid);
+/* At a round (or a reload): re-reads every selected process every ABIT_REFRESH_ROUNDS rounds
+ * or after a reload, else the young ones and the pids new since the last listing. -errno
+ * with the old table kept. */
+int abit_table_refresh(struct abit *a, const struct pghotd_config *cfg);
+/* Watches the selected pids of pids[0..n) (sorted) the last listing did not hold; takes
+ * pids. -ENOMEM with nothing changed. */
+int abit_table_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *pids, size_t n);
+/* Drops the processes marked gone, recounts the pieces held. */
+void abit_table_drop_gone(struct abit *a);
+/* The piece of p holding vaddr, or NULL. */
+struct abit_piece *abit_proc_piece(struct abit_proc *p, uint64_t vaddr);
+/* A cursor's position: the first piece of the process at or after (pid, vaddr). */
+void abit_table_locate(const struct abit *a, pid_t pid, uint64_t vaddr, size_t *pi, size_t *ri);
+/* The piece of pid holding vaddr, or NULL (introspection). */
+const struct abit_piece *abit_table_piece_at(const struct abit *a, pid_t pid, uint64_t vaddr);
+/* The piece is due at once, scanned every round until its scans back it off. */
+void abit_piece_due_now(struct abit *a, struct abit_piece *g);
+
+/* ---- the page-by-page scan (abit_scan.c) ----------------------------------------------- */
+
+/* Delivers the gathered access events to the sink. */
+void abit_scan_flush(struct abit *a);
+/* Scans piece g of p through p's pagemap fd: reports its accessed slow pages, learns new
+ * ones, marks them idle again, sets its pace. -ESRCH (gone), -EPERM (PFNs hidden), -errno. */
+int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, int fd);
+/* Opens pid's pagemap: the fd or -errno. */
+int abit_scan_open_pagemap(const struct abit *a, pid_t pid);
+/* Visits every due piece once from the budget's cursor. 0 or -EPERM. */
+int abit_scan_all(struct abit *a);
+/* A process scanned in full, at a step: its fresh pieces and quick looks. 0 or -EPERM. */
+int abit_scan_quick(struct abit *a, struct abit_proc *p);
+
+/* ---- mode "regions": the watch (abit_watch.c) ------------------------------------------ */
+
+/* The sampler of p (built from old when it is the same process). 0 or -errno. */
+int abit_watch_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *old);
+/* The piece is neither watched nor in the cold window (its pages stay known). */
+void abit_piece_clear_watch(struct abit_piece *g);
+/* The same, and its per-page state dropped. */
+void abit_piece_unwatch(struct abit_piece *g);
+/* Pieces with per-page state allowed at once (sources.abit.max_watched_mib). */
+size_t abit_watch_cap(const struct abit *a);
+/* One sampling step of every sampled process. 0 or -EPERM. */
+int abit_watch_sample_all(struct abit *a);
+
+/* ---- the cold (demotion) side (abit_cold.c) -------------------------------------------- */
+
+/* Offers the gathered cold pages to the cold list. */
+void abit_cold_flush(struct abit *a);
+/* A new offer epoch: every page of g may be offered again. */
+void abit_cold_new_epoch(struct abit *a, struct abit_piece *g);
+/* Tracked page i of g on watched fast node node, idle or not since the last scan: its idle
+ * time kept, offered once when old enough. */
+void abit_cold_note(struct abit *a, struct abit_proc *p, struct abit_piece *g, uint32_t i, int node,
+		    bool idle);
+/* Makes room for page i's idle time and starts it now; -ENOMEM. */
+int abit_cold_track(struct abit *a, struct abit_piece *g, uint32_t i);
+/* Most rounds between scans of a piece holding pages of a watched fast node. */
+uint16_t abit_cold_max_interval(const struct abit *a);
+/* Mode regions: moves hinted pieces into and out of the cold window. */
+void abit_cold_window(struct abit *a);
+/* A new offer epoch makes the pieces holding watched fast pages due at once. */
+void abit_cold_follow_epoch(struct abit *a);
+
+#endif
