@@ -183,8 +183,8 @@ static int abit_end(struct abit *a, uint64_t t0, bool round, int r)
 {
 	abit_table_drop_gone(a);
 	abit_stat_add(a, SS_PAGES_SCANNED, a->scanned);
-	abit_stat_add(a, SS_SCAN_IO_BYTES, a->io_bytes);
-	a->io_bytes = 0;
+	abit_stat_add(a, SS_SCAN_IO_BYTES, a->io.bytes);
+	a->io.bytes = 0;
 	abit_stat_add(a, SS_SAMPLES, a->found);
 	/* The gauge holds a whole round: its steps since the last one too (each step alone is
 	 * short, and the last would hide a long re-read). */
@@ -262,40 +262,6 @@ int abit_step(struct abit *a, const struct pghotd_config *cfg)
 	return abit_end(a, t0, false, r);
 }
 
-/* The I/O ops of the source: the caller's, with the bytes they move counted for
- * pghotd_scan_io_bytes_total. */
-static ssize_t counting_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
-{
-	struct abit *a = ctx;
-	ssize_t n = a->inner->pread(a->inner->ctx, fd, buf, len, off);
-
-	a->io_bytes += n > 0 ? (uint64_t)n : 0;
-	return n;
-}
-
-static ssize_t counting_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_t off)
-{
-	struct abit *a = ctx;
-	ssize_t n = a->inner->pwrite(a->inner->ctx, fd, buf, len, off);
-
-	a->io_bytes += n > 0 ? (uint64_t)n : 0;
-	return n;
-}
-
-static uint64_t counting_now_ns(void *ctx)
-{
-	const struct abit *a = ctx;
-
-	return a->inner->now_ns(a->inner->ctx);
-}
-
-static long counting_page_nodes(void *ctx, pid_t pid, unsigned long n, void **pages, int *status)
-{
-	const struct abit *a = ctx;
-
-	return a->inner->page_nodes(a->inner->ctx, pid, n, pages, status);
-}
-
 static int open_required(const char *path, int flags, const char *what, char *reason, size_t len)
 {
 	int fd = open(path, flags | O_CLOEXEC);
@@ -324,14 +290,9 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 	a->stats = deps->stats;
 	a->cold = deps->cold;
 	a->registry = deps->procs;
-	a->inner = deps->ops ? deps->ops : &idle_io_real_ops;
-	a->counting =
-	    (struct idle_io_ops){.pread = counting_pread,
-				 .pwrite = counting_pwrite,
-				 .now_ns = counting_now_ns,
-				 .page_nodes = a->inner->page_nodes ? counting_page_nodes : NULL,
-				 .ctx = a};
-	a->ops = &a->counting;
+	/* The bytes they move are counted for pghotd_scan_io_bytes_total. */
+	idle_io_counter_init(&a->io, deps->ops ? deps->ops : &idle_io_real_ops);
+	a->ops = &a->io.ops;
 	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
 	a->pieces_cap = deps->pieces_cap ? deps->pieces_cap
 					 : abit_vmas_total_cap((uint64_t)sysconf(_SC_PHYS_PAGES));

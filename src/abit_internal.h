@@ -106,10 +106,10 @@ struct abit {
 	char *procfs_root, *sysfs_root;
 	struct access_sink sink;
 	struct stats *stats;
-	/* The I/O: ops counts the bytes moved (io_bytes) and passes each call to inner. */
-	const struct idle_io_ops *ops, *inner;
-	struct idle_io_ops counting;
-	uint64_t io_bytes;
+	/* The I/O: ops is io.ops, which counts the bytes moved and passes each call to the
+	 * caller's ops (deps.ops). */
+	const struct idle_io_ops *ops;
+	struct idle_io_counter io;
 	pid_t self_pid;
 	int bitmap_fd, kpf_fd;
 	char reason[256]; /* why the source is unavailable; empty while usable */

@@ -52,6 +52,49 @@ const struct idle_io_ops idle_io_real_ops = {
     .page_nodes = real_page_nodes,
 };
 
+static ssize_t counting_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
+{
+	struct idle_io_counter *c = ctx;
+	ssize_t n = c->inner->pread(c->inner->ctx, fd, buf, len, off);
+
+	c->bytes += n > 0 ? (uint64_t)n : 0;
+	return n;
+}
+
+static ssize_t counting_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_t off)
+{
+	struct idle_io_counter *c = ctx;
+	ssize_t n = c->inner->pwrite(c->inner->ctx, fd, buf, len, off);
+
+	c->bytes += n > 0 ? (uint64_t)n : 0;
+	return n;
+}
+
+static uint64_t counting_now_ns(void *ctx)
+{
+	const struct idle_io_counter *c = ctx;
+
+	return c->inner->now_ns(c->inner->ctx);
+}
+
+static long counting_page_nodes(void *ctx, pid_t pid, unsigned long n, void **pages, int *status)
+{
+	const struct idle_io_counter *c = ctx;
+
+	return c->inner->page_nodes(c->inner->ctx, pid, n, pages, status);
+}
+
+void idle_io_counter_init(struct idle_io_counter *c, const struct idle_io_ops *inner)
+{
+	c->inner = inner;
+	c->bytes = 0;
+	c->ops = (struct idle_io_ops){.pread = counting_pread,
+				      .pwrite = counting_pwrite,
+				      .now_ns = counting_now_ns,
+				      .page_nodes = inner->page_nodes ? counting_page_nodes : NULL,
+				      .ctx = c};
+}
+
 ssize_t idle_io_read_full(const struct idle_io_ops *ops, int fd, void *buf, size_t len,
 			  uint64_t off)
 {

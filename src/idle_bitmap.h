@@ -38,6 +38,18 @@ struct idle_io_ops {
 /* pread/pwrite/clock_gettime/move_pages, retrying EINTR. */
 extern const struct idle_io_ops idle_io_real_ops;
 
+/* Ops that pass every call to inner and add the bytes each pread and pwrite moved to bytes
+ * (the source's pghotd_scan_io_bytes_total); page_nodes is NULL where inner's is. Set up by
+ * idle_io_counter_init(), which points ops.ctx at the counter: it must not move after. The
+ * thread that uses ops owns bytes. */
+struct idle_io_counter {
+	const struct idle_io_ops *inner;
+	struct idle_io_ops ops;
+	uint64_t bytes;
+};
+
+void idle_io_counter_init(struct idle_io_counter *c, const struct idle_io_ops *inner);
+
 /* Reads up to len bytes at off, looping on short counts until len or end of file. Returns
  * the bytes read (less than len only at end of file), or -errno. */
 ssize_t idle_io_read_full(const struct idle_io_ops *ops, int fd, void *buf, size_t len,

@@ -168,6 +168,38 @@ static void test_word_set_sorts_merges_and_marks_in_few_writes(void **state)
 	idle_words_free(&w);
 }
 
+static uint64_t fake_now(void *ctx)
+{
+	(void)ctx;
+	return 42;
+}
+
+/* The counter (pghotd_scan_io_bytes_total) adds what each pread and pwrite moved, short counts
+ * as they came and failures as nothing, and hands every call and its result through. */
+static void test_counter_adds_the_bytes_moved_and_passes_each_call_on(void **state)
+{
+	(void)state;
+	static struct fake_bitmap b;
+	struct idle_io_ops inner = {
+	    .pread = fake_pread, .pwrite = fake_pwrite, .now_ns = fake_now, .ctx = &b};
+	struct idle_io_counter c;
+	uint64_t w[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+
+	memset(&b, 0, sizeof(b));
+	b.cap = 24;
+	idle_io_counter_init(&c, &inner);
+	assert_null(c.ops.page_nodes); /* none where the inner ops have none */
+	assert_int_equal(idle_bitmap_write_words(&c.ops, 3, 0, w, 10), 0);
+	assert_int_equal(b.writes, 4);
+	assert_int_equal(c.bytes, 80);
+	assert_int_equal(c.ops.pread(c.ops.ctx, 3, w, 80, 0), 24); /* short, as the inner one */
+	assert_int_equal(c.bytes, 104);
+	assert_int_equal(c.ops.pread(c.ops.ctx, 3, w, 8, 3), -EINVAL);
+	assert_int_equal(c.bytes, 104);
+	assert_int_equal(b.reads, 2);
+	assert_int_equal(c.ops.now_ns(c.ops.ctx), 42);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +207,7 @@ int main(void)
 	    cmocka_unit_test(test_bitmap_read_past_the_end_and_stalled_write_fail),
 	    cmocka_unit_test(test_word_set_sorts_merges_and_marks_in_few_writes),
 	    cmocka_unit_test(test_words_past_the_end_of_the_bitmap_count_as_idle),
+	    cmocka_unit_test(test_counter_adds_the_bytes_moved_and_passes_each_call_on),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
