@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "abit_internal.h"
+#include "clock.h"
 #include "config_pub.h"
 #include "log.h"
 #include "proc_filter.h"
@@ -371,15 +371,6 @@ unsigned abit_cpu_sleep_ms(uint64_t cpu_ns, unsigned pct, unsigned step_ms)
 	return ms > step_ms ? (unsigned)(ms < INT_MAX ? ms : INT_MAX) : step_ms;
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void *abit_thread(void *arg)
 {
 	struct abit *a = arg;
@@ -388,7 +379,7 @@ static void *abit_thread(void *arg)
 
 	while (!abit_stopping(a)) {
 		const struct pghotd_config *cfg = config_pub_get(a->pub, a->slot);
-		uint64_t cpu0 = thread_cpu_ns();
+		uint64_t cpu0 = clock_thread_cpu_ns();
 		int r;
 
 		if (cfg->sources.abit.enabled == SOURCE_OFF) {
@@ -410,7 +401,7 @@ static void *abit_thread(void *arg)
 			log_warning_errno(r, "abit scan round failed, will retry");
 		failing = r < 0;
 		abit_set_active(a, !failing);
-		abit_sleep(a, (int)abit_cpu_sleep_ms(thread_cpu_ns() - cpu0,
+		abit_sleep(a, (int)abit_cpu_sleep_ms(clock_thread_cpu_ns() - cpu0,
 						     cfg->sources.abit.max_cpu_percent,
 						     (unsigned)abit_step_ms(cfg)));
 	}
