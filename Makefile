@@ -85,8 +85,9 @@ bench: deps build
 # real moves from node 1 to node 0, the Accessed-bit scan round against its bare syscalls,
 # the cost of each page_idle call, and scenario 7's race against NUMA balancing, medians of
 # five alternating runs a side. Not part of make test: races and speed are measured, not gated.
+# KERNEL=debian runs the race on Debian's own 6.12 kernel, with DAMON-based tiering as a side.
 bench-vm: deps build
-	BUILD=$(BUILD) tests/vm/bench-vm $(BUILD)/bench-vm
+	BUILD=$(BUILD) PGHOTD_VM_KERNEL=$(or $(KERNEL),built) tests/vm/bench-vm $(BUILD)/bench-vm$(if $(filter debian,$(KERNEL)),-debian)
 
 run: deps build
 	@mkdir -p $(BUILD)/run
