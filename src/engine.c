@@ -81,7 +81,8 @@ int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, st
 							 .topo = cfg->topo,
 							 .stats = env->stats,
 							 .ops = &promoter_real_ops,
-							 .cold = e->cold},
+							 .cold = e->cold,
+							 .procfs_root = env->procfs_root},
 				 &e->promoter);
 	}
 	if (r == 0)
@@ -199,7 +200,8 @@ int engine_probe_perf(const struct engine_env *env, const struct pghotd_config *
 					    .pid = -1,
 					    .page_size = (size_t)sysconf(_SC_PAGESIZE),
 					    .sink = {.deliver = discard},
-					    .cfg = cfg}};
+					    .cfg = cfg,
+					    .ops = env->perf_ops}};
 
 	probe_perf_sampling(&l.sampler, res);
 	for (int src = 0; src < SRC__COUNT; src++) {
@@ -261,6 +263,7 @@ static struct perf_sampler_params sampler_params(struct engine *e, struct config
 	    .sink = feeder_sink(e->feeder),
 	    .pub = pub,
 	    .pub_slot = e->slot[src],
+	    .ops = e->env.perf_ops,
 	};
 }
 

@@ -11,11 +11,13 @@
 #include "stats.h"
 
 struct engine;
+struct perf_sampler_ops;
 
 struct engine_env {
 	const char *sysfs_root;
 	const char *procfs_root;
 	struct stats *stats;
+	const struct perf_sampler_ops *perf_ops; /* the perf sources' syscalls; NULL: real */
 };
 
 /* For --probe: opens and closes the IBS and PEBS events the preflight found usable, so that a

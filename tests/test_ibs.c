@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fake_perf.h"
 
 #include <linux/perf_event.h>
 
@@ -553,80 +554,6 @@ static void converts_raw_sample_on_old_kernel_and_counts_short_raw(void **state)
 
 /* --- the running source on perf_sampler, with faked syscalls --- */
 
-struct fake_sys {
-	int opens, maps, ioctls, open_err;
-	struct perf_event_attr last;
-	int cpu;
-	pid_t pid;
-};
-
-static int fake_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
-{
-	struct fake_sys *f = ctx;
-
-	(void)group_fd;
-	if (f->open_err)
-		return f->open_err;
-	f->opens++;
-	f->last = *attr;
-	f->cpu = cpu;
-	f->pid = pid;
-	return eventfd(0, EFD_CLOEXEC); /* a real fd the sampler can poll */
-}
-
-static int fake_mmap(void *ctx, int fd, size_t len, void **out)
-{
-	struct fake_sys *f = ctx;
-	struct perf_event_mmap_page *m = aligned_alloc(4096, len);
-
-	(void)fd;
-	if (!m)
-		return -ENOMEM;
-	memset(m, 0, len);
-	m->data_offset = 4096;
-	m->data_size = len - 4096;
-	f->maps++;
-	*out = m;
-	return 0;
-}
-
-static void fake_munmap(void *ctx, void *addr, size_t len)
-{
-	struct fake_sys *f = ctx;
-
-	(void)len;
-	f->maps--;
-	free(addr);
-}
-
-static int fake_ioctl(void *ctx, int fd, unsigned long req, unsigned long arg)
-{
-	struct fake_sys *f = ctx;
-
-	(void)fd, (void)req, (void)arg;
-	f->ioctls++;
-	return 0;
-}
-
-static void fake_close(void *ctx, int fd)
-{
-	(void)ctx;
-	close(fd);
-}
-
-static int fake_getrlimit(void *ctx, struct rlimit *out)
-{
-	(void)ctx;
-	out->rlim_cur = out->rlim_max = 65536;
-	return 0;
-}
-
-static int fake_setrlimit(void *ctx, const struct rlimit *in)
-{
-	(void)ctx, (void)in;
-	return 0;
-}
-
 static void discard(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev,
 		    size_t n)
 {
@@ -635,9 +562,8 @@ static void discard(void *ctx, const struct pghotd_config *cfg, const struct acc
 
 static void start_opens_the_built_attr_and_marks_source_active(void **state)
 {
-	struct fake_sys f = {0};
-	const struct perf_sampler_ops ops = {fake_open,	 fake_mmap,	 fake_munmap,	 fake_ioctl,
-					     fake_close, fake_getrlimit, fake_setrlimit, &f};
+	struct fake_perf f = {0};
+	const struct perf_sampler_ops ops = fake_perf_ops(&f);
 	static const int cpus[] = {0};
 	struct pghotd_config *cfg = NULL;
 	struct ibs_source *src = NULL;
@@ -680,7 +606,7 @@ static void start_opens_the_built_attr_and_marks_source_active(void **state)
 	assert_true(st.src_active[SRC_IBS] == 0);
 
 	/* a refused open: the errno in the reason, nothing left open, not active */
-	f = (struct fake_sys){.open_err = -EACCES};
+	f = (struct fake_perf){.open_err = -EACCES};
 	src = NULL;
 	assert_int_equal(sampler_ibs_start(&p, &src, reason, sizeof(reason)), -EACCES);
 	assert_null(src);
