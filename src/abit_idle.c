@@ -15,7 +15,7 @@
 #include "clock.h"
 #include "config_pub.h"
 #include "log.h"
-#include "proc_filter.h"
+#include "procfs.h"
 #include "stats.h"
 #include "topology.h"
 
@@ -153,7 +153,7 @@ static int abit_between(struct abit *a, const struct pghotd_config *cfg)
 	int r;
 
 	if (a->refreshed && a->cfg_generation == cfg->generation &&
-	    proc_list_pids(a->procfs_root, &pids, &n) == 0) {
+	    procfs_list_pids(a->procfs_root, &pids, &n) == 0) {
 		r = abit_table_add_new(a, cfg, pids, n);
 		if (r < 0)
 			return r;

@@ -237,8 +237,6 @@ void abit_scan_flush(struct abit *a);
 /* Scans piece g of p through p's pagemap fd: reports its accessed slow pages, learns new
  * ones, marks them idle again, sets its pace. -ESRCH (gone), -EPERM (PFNs hidden), -errno. */
 int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, int fd);
-/* Opens pid's pagemap: the fd or -errno. */
-int abit_scan_open_pagemap(const struct abit *a, pid_t pid);
 /* Visits every due piece once from the budget's cursor. 0 or -EPERM. */
 int abit_scan_all(struct abit *a);
 /* A process scanned in full, at a step: its fresh pieces and quick looks. 0 or -EPERM. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "abit_internal.h"
+#include "procfs.h"
 #include "topology.h"
 
 /* A bitmap write may span this many untouched words: writing a 0 bit costs the kernel
@@ -365,22 +366,12 @@ int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, i
 	return 0;
 }
 
-int abit_scan_open_pagemap(const struct abit *a, pid_t pid)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%d/pagemap", a->procfs_root, (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 /* p's pagemap in *fd, opened at its first use in a pass; false, with p marked gone when it
  * exited or is not ours to read, when it cannot be opened. */
 static bool proc_pagemap(const struct abit *a, struct abit_proc *p, int *fd)
 {
 	if (*fd < 0)
-		*fd = abit_scan_open_pagemap(a, p->pid);
+		*fd = procfs_open_pagemap(a->procfs_root, p->pid);
 	if (*fd >= 0)
 		return true;
 	/* Exited, or not ours to read: neither is worth a log line. */

@@ -10,13 +10,10 @@
 #include <string.h>
 
 #include "abit_internal.h"
-#include "fileio.h"
 #include "log.h"
 #include "proc_filter.h"
+#include "procfs.h"
 #include "stats.h"
-
-/* A /proc/PID/stat line: 52 fields of at most 20 digits, and a 16-byte command name. */
-#define STAT_TEXT_MAX 2048
 
 static void abit_stat_add_skip(struct abit *a, enum stat_abit_skip why, uint64_t n)
 {
@@ -26,14 +23,16 @@ static void abit_stat_add_skip(struct abit *a, enum stat_abit_skip why, uint64_t
 
 int abit_table_read_stat(const struct abit *a, pid_t pid, uint64_t *start, int *cpu)
 {
-	char path[PATH_MAX], text[STAT_TEXT_MAX];
-	int r;
+	struct procfs_stat st;
+	int r = procfs_read_stat(a->procfs_root, pid, &st);
 
-	snprintf(path, sizeof(path), "%s/%d/stat", a->procfs_root, (int)pid);
-	r = file_read_small(path, text, sizeof(text));
 	if (r < 0)
-		return abit_errno_gone(r) ? -ESRCH : r;
-	return stat_parse_start_cpu(text, start, cpu);
+		return r;
+	if (st.cpu < 0)
+		return -EINVAL;
+	*start = st.starttime;
+	*cpu = st.cpu;
+	return 0;
 }
 
 /* Drops a piece's per-page cache. */
@@ -122,8 +121,9 @@ static int proc_vmas(struct abit *a, pid_t pid, uint64_t rss, bool *capped)
 	uint64_t allow, left, need, cut;
 	int r;
 
-	snprintf(path, sizeof(path), "%s/%d/maps", a->procfs_root, (int)pid);
-	r = abit_vmas_read_maps(&a->vmas, path);
+	r = procfs_path(path, sizeof(path), a->procfs_root, pid, "maps");
+	if (r == 0)
+		r = abit_vmas_read_maps(&a->vmas, path);
 	if (r < 0)
 		return r;
 	need = abit_vmas_pieces(&a->vmas);
@@ -133,8 +133,9 @@ static int proc_vmas(struct abit *a, pid_t pid, uint64_t rss, bool *capped)
 		return 0;
 	/* More than it pays for: leave out the VMAs without a resident page first. A failed
 	 * read keeps them all, and the cut below still bounds the state. */
-	snprintf(path, sizeof(path), "%s/%d/numa_maps", a->procfs_root, (int)pid);
-	r = abit_vmas_drop_empty(&a->vmas, path);
+	r = procfs_path(path, sizeof(path), a->procfs_root, pid, "numa_maps");
+	if (r == 0)
+		r = abit_vmas_drop_empty(&a->vmas, path);
 	if (r == -ENOMEM || r == -ECANCELED)
 		return r;
 	cut = abit_vmas_fit(&a->vmas, allow < left ? allow : left);
@@ -209,8 +210,9 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 
 	if (r < 0)
 		return r;
-	snprintf(path, sizeof(path), "%s/%d/statm", a->procfs_root, (int)pid);
-	r = abit_vmas_read_statm(path, &p.vm_size, &p.vm_rss);
+	r = procfs_path(path, sizeof(path), a->procfs_root, pid, "statm");
+	if (r == 0)
+		r = abit_vmas_read_statm(path, &p.vm_size, &p.vm_rss);
 	if (r < 0)
 		return abit_errno_gone(r) ? -ESRCH : r;
 	if (old && a->maps_keep && !old->capped && old->starttime == p.starttime &&
@@ -264,7 +266,7 @@ static int table_reread_all(struct abit *a, const struct pghotd_config *cfg)
 	struct abit_proc *np, *old;
 	pid_t *pids = NULL;
 	size_t n = 0, k = 0;
-	int r = proc_list_pids(a->procfs_root, &pids, &n);
+	int r = procfs_list_pids(a->procfs_root, &pids, &n);
 
 	if (r < 0)
 		return r;
@@ -436,7 +438,7 @@ int abit_table_refresh(struct abit *a, const struct pghotd_config *cfg)
 		r = table_reread_young(a);
 		if (r < 0)
 			return r;
-		r = proc_list_pids(a->procfs_root, &pids, &n);
+		r = procfs_list_pids(a->procfs_root, &pids, &n);
 		return r < 0 ? 0 : abit_table_add_new(a, cfg, pids, n);
 	}
 	a->maps_keep = a->refreshed && a->cfg_generation == cfg->generation;

@@ -7,6 +7,7 @@
 #include "abit_vmas.h"
 #include "fileio.h"
 #include "pagemap.h"
+#include "procfs.h"
 
 #define HUGE_BYTES (UINT64_C(2) << 20)
 #define HUGE_PAGES (HUGE_BYTES / PAGEMAP_PAGE_SIZE)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "abit_internal.h"
+#include "procfs.h"
 
 /* Mode regions: the piece is neither watched nor in the cold window (its pages stay known). */
 void abit_piece_clear_watch(struct abit_piece *g)
@@ -232,7 +233,7 @@ static int proc_sample(struct abit *a, struct abit_proc *p)
 
 	if (!token_bucket_take(&a->budget, n))
 		return 0;
-	io.pagemap_fd = abit_scan_open_pagemap(a, p->pid);
+	io.pagemap_fd = procfs_open_pagemap(a->procfs_root, p->pid);
 	if (io.pagemap_fd < 0) {
 		p->gone = abit_errno_gone(io.pagemap_fd) || io.pagemap_fd == -EACCES ||
 			  io.pagemap_fd == -EPERM;

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "pagemap.h"
 #include "proc_filter.h"
+#include "procfs.h"
 #include "procs.h"
 #include "stats.h"
 #include "topology.h"
@@ -91,14 +92,14 @@ static size_t target_find(const struct target *t, size_t n, pid_t pid)
 static void target_cpu(const struct damon_source *s, const struct pghotd_config *cfg,
 		       struct target *t)
 {
-	char path[PATH_MAX], line[1024];
-	uint64_t start;
+	struct procfs_stat st;
 
 	t->p.cpu = t->p.node = -1;
-	snprintf(path, sizeof(path), "%s/%d/stat", s->d.procfs_root, (int)t->p.pid);
-	if (file_read_line(path, line, sizeof(line)) == 0 &&
-	    stat_parse_start_cpu(line, &start, &t->p.cpu) == 0 && cfg->topo)
-		t->p.node = topology_cpu_node(cfg->topo, t->p.cpu);
+	if (procfs_read_stat(s->d.procfs_root, t->p.pid, &st) == 0 && st.cpu >= 0) {
+		t->p.cpu = st.cpu;
+		if (cfg->topo)
+			t->p.node = topology_cpu_node(cfg->topo, t->p.cpu);
+	}
 }
 
 /* The selected processes (at most DAMON_MAX_TARGETS): those already targets first, in their
@@ -110,7 +111,7 @@ static int list_targets(struct damon_source *s, const struct pghotd_config *cfg,
 	pid_t *pids;
 	size_t n, k = 0;
 	struct target *t;
-	int r = proc_list_pids(s->d.procfs_root, &pids, &n);
+	int r = procfs_list_pids(s->d.procfs_root, &pids, &n);
 
 	if (r < 0)
 		return r;
@@ -164,21 +165,13 @@ static struct damon_attrs attrs_of(const struct pghotd_config *cfg)
 /* CPU microseconds of a thread from its /proc/PID/stat (utime + stime, fields 14 and 15). */
 static int thread_cpu_us(const char *procfs_root, pid_t pid, uint64_t *out)
 {
-	char path[PATH_MAX], line[1024];
-	unsigned long long ut, st;
-	const char *p;
+	struct procfs_stat st;
 	long hz = sysconf(_SC_CLK_TCK);
+	int r = procfs_read_stat(procfs_root, pid, &st);
 
-	snprintf(path, sizeof(path), "%s/%d/stat", procfs_root, (int)pid);
-	if (file_read_line(path, line, sizeof(line)) < 0)
-		return -ESRCH;
-	p = strrchr(line, ')');
-	/* After ") ": state, ppid, pgrp, session, tty_nr, tpgid, flags, minflt, cminflt,
-	 * majflt, cmajflt, then utime and stime. */
-	if (!p ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -EINVAL;
-	*out = (ut + st) * 1000000ull / (unsigned long long)(hz > 0 ? hz : 100);
+	if (r < 0)
+		return r;
+	*out = (st.utime + st.stime) * 1000000ull / (unsigned long long)(hz > 0 ? hz : 100);
 	return 0;
 }
 

@@ -2,9 +2,9 @@
  *
  * /proc/PID/pagemap holds one u64 per virtual page: PFN in bits 0-54 (0 without
  * CAP_SYS_ADMIN), soft-dirty 55, exclusive 56, file/shared-anon 61, swapped 62, present 63.
- * /proc/kpageflags holds one u64 of KPF_* bits per PFN. /proc/PID/maps lists the VMAs and
- * /proc/PID/stat the scheduling fields (field 22 start time, field 39 last CPU). The callers
- * do the I/O; these functions only take the bytes apart. */
+ * /proc/kpageflags holds one u64 of KPF_* bits per PFN. The callers do the I/O (procfs.h
+ * opens pagemap, and parses the text files of /proc); these functions only take the bits
+ * apart. */
 #ifndef PGHOTD_PAGEMAP_H
 #define PGHOTD_PAGEMAP_H
 
@@ -52,30 +52,5 @@ enum kpf_class {
 	KPF_CLASS_THP_TAIL,    /* tail of a THP: always reads "not idle", tracked by its head */
 };
 enum kpf_class kpf_classify(uint64_t flags);
-
-struct maps_vma {
-	uint64_t start, end; /* [start, end), page aligned */
-	bool readable;
-	bool special; /* [vsyscall], [vvar], [vdso]: no LRU pages to track */
-};
-
-/* Bytes of a maps line looked at: the fields before the name, and enough of the name. */
-#define MAPS_LINE_PREFIX 192
-
-/* Parses the /proc/PID/maps line at line, of at most len bytes (it ends at the first newline
- * within them, or after len bytes; no NUL needed): reads at most MAPS_LINE_PREFIX bytes,
- * whatever follows. -EINVAL when malformed. */
-int maps_parse_line(const char *line, size_t len, struct maps_vma *out);
-
-/* Parses the /proc/PID/numa_maps line at line, of len bytes (no NUL needed): the VMA's start
- * address and its pages resident on any node (the sum of its "N<node>=<pages>" fields; 0 for
- * a VMA with nothing resident, which has none). -EINVAL when it does not start with a hex
- * address. */
-int numa_maps_parse_line(const char *line, size_t len, uint64_t *start, uint64_t *pages);
-
-/* From one /proc/PID/stat line: field 22 (start time, clock ticks) and field 39 (CPU the
- * task last ran on). The command name may contain spaces and parentheses: fields are counted
- * after its last ')'. -EINVAL when the line is too short or malformed; outs untouched then. */
-int stat_parse_start_cpu(const char *line, uint64_t *starttime, int *cpu);
 
 #endif

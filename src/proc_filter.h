@@ -35,8 +35,4 @@ bool proc_filter_match(const struct pghotd_config *cfg, const struct proc_info *
  * reading process information. */
 bool proc_filter_selects_all(const struct pghotd_config *cfg);
 
-/* The numeric entries of the procfs root (every process), sorted, in a new array (*out,
- * free() it; *n may be 0). -errno (the root cannot be read), -ENOMEM; outs untouched then. */
-int proc_list_pids(const char *procfs_root, pid_t **out, size_t *n);
-
 #endif

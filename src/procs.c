@@ -14,7 +14,7 @@
  * only an identity that is LIVE and names the pid it looked for. Forget clears LIVE first, so
  * a reader racing a forget either sees the old live identity (the handle was valid a moment
  * ago) or a dead one, never a half-written one. */
-#include "fileio.h"
+#include "procfs.h"
 #include "procs.h"
 
 #include <errno.h>
@@ -27,12 +27,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define IDENT_LIVE	(UINT64_C(1) << 63)
-#define SLOT_BITS	16
-#define SLOT_MASK	((1u << SLOT_BITS) - 1)
-#define INDEX_TOMB	UINT32_MAX
-#define STAT_MAX	4096
-#define STARTTIME_FIELD 22
+#define IDENT_LIVE (UINT64_C(1) << 63)
+#define SLOT_BITS  16
+#define SLOT_MASK  ((1u << SLOT_BITS) - 1)
+#define INDEX_TOMB UINT32_MAX
 
 struct proc_slot {
 	_Atomic uint64_t ident;
@@ -111,49 +109,16 @@ void procs_free(struct procs *p)
 	free(p);
 }
 
-int procs_parse_starttime(const char *stat_line, uint64_t *out)
-{
-	/* comm (field 2) may hold spaces and parentheses; it ends at the last ')'. */
-	const char *s = stat_line ? strrchr(stat_line, ')') : NULL;
-	uint64_t v = 0;
-
-	if (!s)
-		return -EINVAL;
-	s++;
-	for (int field = 2; field < STARTTIME_FIELD; field++) {
-		if (*s != ' ')
-			return -EINVAL;
-		s++;
-		if (field + 1 == STARTTIME_FIELD)
-			break;
-		while (*s && *s != ' ')
-			s++;
-	}
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	if (*s != ' ' && *s != '\n' && *s != '\0')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 /* -ESRCH when the process is gone (no stat file), other negative errno on a bad file. */
 static int procs_read_starttime(const struct procs *p, pid_t pid, uint64_t *out)
 {
-	char path[4096], buf[STAT_MAX];
-	int r;
+	struct procfs_stat st;
+	int r = procfs_read_stat(p->root, pid, &st);
 
-	if (snprintf(path, sizeof(path), "%s/%d/stat", p->root, (int)pid) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	r = file_read_small(path, buf, sizeof(buf));
 	if (r < 0)
-		return r == -ENOENT || r == -ENOTDIR || r == -ESRCH ? -ESRCH : r;
-	return procs_parse_starttime(buf, out);
+		return r;
+	*out = st.starttime;
+	return 0;
 }
 
 /* Any thread: slot of a live pid, or -1. */

@@ -6,7 +6,7 @@
  * valid handle. Generations cycle through 1..PROCS_GEN_MAX (11 bits), so every handle fits in
  * PROCS_HANDLE_BITS bits: the hot table packs it with the page number into one 64-bit key.
  * Lookups are lock-free (any thread); inserts and forgets take a mutex (rare: once per new
- * process). The start time is read from <procfs_root>/PID/stat (field 22). */
+ * process). The start time is read from <procfs_root>/PID/stat (field 22, procfs_read_stat()). */
 #ifndef PGHOTD_PROCS_H
 #define PGHOTD_PROCS_H
 
@@ -41,7 +41,5 @@ int procs_sweep(struct procs *p);
  * the process is gone. The handle is forgotten on -ESTALE and -ESRCH. Another -errno (the
  * file cannot be read or parsed) keeps it: the caller decides. */
 int procs_verify(struct procs *p, uint32_t handle);
-/* Pure helper (tests): parse field 22 (starttime) of a /proc/PID/stat line. */
-int procs_parse_starttime(const char *stat_line, uint64_t *out);
 
 #endif

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "fileio.h"
 #include "log.h"
 #include "pagemap.h"
+#include "procfs.h"
 #include "promoter_ops.h"
 #include "topology.h"
 
@@ -54,15 +54,13 @@ static long real_move_pages(void *ctx, pid_t pid, unsigned long count, void **pa
 static int real_run_near(void *ctx, pid_t pid)
 {
 	struct promoter_sys *s = ctx;
-	char path[PATH_MAX], line[1024];
-	uint64_t start;
+	struct procfs_stat st;
 	cpu_set_t one;
 	int cpu;
 
-	snprintf(path, sizeof(path), "%s/%d/stat", s->procfs_root, (int)pid);
-	if (file_read_line(path, line, sizeof(line)) < 0 ||
-	    stat_parse_start_cpu(line, &start, &cpu) < 0 || cpu < 0 || cpu >= CPU_SETSIZE)
+	if (procfs_read_stat(s->procfs_root, pid, &st) < 0 || st.cpu < 0 || st.cpu >= CPU_SETSIZE)
 		return -ESRCH;
+	cpu = st.cpu;
 	if (!s->anywhere_saved) {
 		if (sched_getaffinity(0, sizeof(s->anywhere), &s->anywhere) < 0)
 			return -errno;
@@ -220,16 +218,14 @@ int promoter_sizes_by_kpageflags(int fd, const char *kpageflags, uint64_t base,
 
 static int pagemap_open(struct promoter_sys *s, pid_t pid)
 {
-	char path[PATH_MAX];
 	int fd;
 
 	if (s->pagemap_fd >= 0 && s->pagemap_pid == pid)
 		return s->pagemap_fd;
 	pagemap_cache_drop(s);
-	snprintf(path, sizeof(path), "%s/%d/pagemap", s->procfs_root, (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = procfs_open_pagemap(s->procfs_root, pid);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	s->pagemap_pid = pid;
 	s->pagemap_fd = fd;
 	return fd;

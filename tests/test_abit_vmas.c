@@ -14,6 +14,7 @@
 
 #include "abit_vmas.h"
 #include "pagemap.h"
+#include "procfs.h"
 
 #define MIB2 (UINT64_C(2) << 20)
 

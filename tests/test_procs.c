@@ -1,4 +1,4 @@
-/* procs: start-time parsing, handles of real processes, and pid reuse against a fixture
+/* procs: handles of real processes, and pid reuse against a fixture
  * procfs tree whose stat files the tests rewrite. */
 #include <errno.h>
 #include <inttypes.h>
@@ -70,44 +70,6 @@ static int fixture_teardown(void **state)
 	rmdir(f->root);
 	free(f);
 	return 0;
-}
-
-static void parses_starttime_of_a_plain_line(void **state)
-{
-	uint64_t v = 0;
-	(void)state;
-
-	assert_int_equal(procs_parse_starttime("13315 (cat) R 13253 13253 3068 0 -1 4194304 101 0 "
-					       "0 0 0 0 0 0 20 0 1 0 43153 3133440 389\n",
-					       &v),
-			 0);
-	assert_int_equal(v, 43153);
-}
-
-static void parses_starttime_past_a_comm_with_spaces_and_parentheses(void **state)
-{
-	char line[512];
-	uint64_t v = 0;
-	(void)state;
-
-	snprintf(line, sizeof(line), STAT_FMT, 77, "a) (b c ) 1 2", 77, 77, UINT64_C(987654321));
-	assert_int_equal(procs_parse_starttime(line, &v), 0);
-	assert_int_equal(v, 987654321);
-}
-
-static void rejects_malformed_stat_lines(void **state)
-{
-	uint64_t v = 5;
-	(void)state;
-
-	assert_int_equal(procs_parse_starttime("13315 cat R 1 2 3", &v), -EINVAL);
-	assert_int_equal(procs_parse_starttime("1 (x) R 1 2 3 4 5\n", &v), -EINVAL);
-	assert_int_equal(procs_parse_starttime("1 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 "
-					       "18 zz 20\n",
-					       &v),
-			 -EINVAL);
-	assert_int_equal(procs_parse_starttime("", &v), -EINVAL);
-	assert_int_equal(v, 5);
 }
 
 static void gives_self_a_stable_valid_handle(void **state)
@@ -270,9 +232,6 @@ static void finds_many_processes_through_tombstones(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(parses_starttime_of_a_plain_line),
-	    cmocka_unit_test(parses_starttime_past_a_comm_with_spaces_and_parentheses),
-	    cmocka_unit_test(rejects_malformed_stat_lines),
 	    cmocka_unit_test(gives_self_a_stable_valid_handle),
 	    cmocka_unit_test(forgets_a_child_after_it_exits),
 	    cmocka_unit_test_setup_teardown(detects_pid_reuse_by_start_time, fixture_setup,

@@ -1,0 +1,296 @@
+/* procfs: the stat, maps and numa_maps parsers within their bounds, and the reads under a root
+ * against tests/fixtures/procfs-hostile: command names holding a newline, parentheses and NUL
+ * bytes, a stat file cut before the start time, one longer than PROCFS_STAT_MAX, one that ends
+ * before the CPU field, a CPU and a start time out of range, and entries of the root that are
+ * not processes. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "procfs.h"
+
+#define STAT_FMT                                                                                   \
+	"%d (%s) S 1 %d %d 0 -1 4194304 101 0 0 0 0 0 0 0 20 0 1 0 %" PRIu64                       \
+	" 3133440 389 18446744073709551615 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
+
+/* procfs_parse_stat() of a whole NUL-terminated line, as the readers of the CPU take it: no
+ * CPU field is -EINVAL; outs untouched on failure. */
+static int parse_start_cpu(const char *line, uint64_t *start, int *cpu)
+{
+	struct procfs_stat st;
+	int r = procfs_parse_stat(line, strlen(line), &st);
+
+	if (r < 0)
+		return r;
+	if (st.cpu < 0)
+		return -EINVAL;
+	*start = st.starttime;
+	*cpu = st.cpu;
+	return 0;
+}
+
+/* procfs_parse_stat() of a whole NUL-terminated line, as procs takes it: the start time only. */
+static int parse_starttime(const char *line, uint64_t *out)
+{
+	struct procfs_stat st;
+	int r = procfs_parse_stat(line, strlen(line), &st);
+
+	if (r == 0)
+		*out = st.starttime;
+	return r;
+}
+
+static const char *fixtures(const char *name, char *buf, size_t size)
+{
+	const char *dir = getenv("PGHOTD_FIXTURES");
+
+	assert_non_null(dir);
+	snprintf(buf, size, "%s/%s", dir, name);
+	return buf;
+}
+
+/* maps_parse_line() of a whole NUL-terminated line. */
+static int parse_line(const char *line, struct maps_vma *v)
+{
+	return maps_parse_line(line, strlen(line), v);
+}
+
+static void test_maps_line_parses_range_permissions_and_special_vmas(void **state)
+{
+	(void)state;
+	struct maps_vma v;
+
+	assert_int_equal(
+	    parse_line("55d0c0a00000-55d0c0c00000 rw-p 00000000 00:00 0    [heap]\n", &v), 0);
+	assert_int_equal(v.start, 0x55d0c0a00000);
+	assert_int_equal(v.end, 0x55d0c0c00000);
+	assert_true(v.readable);
+	assert_false(v.special);
+	assert_int_equal(parse_line("7ffd1000-7ffd3000 ---p 00000000 00:00 0", &v), 0);
+	assert_false(v.readable);
+	assert_int_equal(parse_line("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0   "
+				    "               [vsyscall]",
+				    &v),
+			 0);
+	assert_true(v.special);
+	assert_int_equal(parse_line("7f00-7e00 rw-p 0 00:00 0", &v), -EINVAL);
+	assert_int_equal(parse_line("garbage", &v), -EINVAL);
+	assert_int_equal(parse_line("1000-2001 rw-p 0 00:00 0", &v), -EINVAL);
+}
+
+/* A maps line is parsed from its own bytes: one placed at the very end of a readable page,
+ * followed by an unreadable one, with no newline and no NUL, parses without a fault; the
+ * same line inside a much longer text yields the same VMA, and a name cut short at the
+ * length is still recognised. */
+static void test_maps_line_is_parsed_within_its_length(void **state)
+{
+	(void)state;
+	const char line[] = "7f0000000000-7f0000200000 rw-p 00000000 00:00 0          [vdso]";
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m =
+	    mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct maps_vma v;
+
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+	memcpy(m + pg - (sizeof(line) - 1), line, sizeof(line) - 1);
+	assert_int_equal(maps_parse_line(m + pg - (sizeof(line) - 1), sizeof(line) - 1, &v), 0);
+	assert_int_equal(v.start, 0x7f0000000000);
+	assert_int_equal(v.end, 0x7f0000200000);
+	assert_true(v.special);
+	/* Cut before the name: the same range, not special. */
+	assert_int_equal(maps_parse_line(m + pg - (sizeof(line) - 1), 48, &v), 0);
+	assert_false(v.special);
+	/* Cut inside the fields: malformed, and nothing past the cut is read. */
+	assert_int_equal(maps_parse_line(m + pg - (sizeof(line) - 1), 20, &v), -EINVAL);
+	munmap(m, 2 * (size_t)pg);
+}
+
+static void test_stat_line_gives_start_time_and_cpu_past_odd_command_names(void **state)
+{
+	(void)state;
+	char line[512];
+	uint64_t start = 7;
+	int cpu = 7, n;
+
+	n = snprintf(line, sizeof(line), "77 (a) b) (c ) R");
+	for (int field = 4; field <= 52; field++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %d",
+			      field == 22   ? 987654
+			      : field == 39 ? 13
+					    : field);
+	assert_int_equal(parse_start_cpu(line, &start, &cpu), 0);
+	assert_int_equal(start, 987654);
+	assert_int_equal(cpu, 13);
+
+	start = 7;
+	cpu = 7;
+	assert_int_equal(parse_start_cpu("77 (short) S 1 2 3\n", &start, &cpu), -EINVAL);
+	assert_int_equal(parse_start_cpu("no parenthesis", &start, &cpu), -EINVAL);
+	assert_int_equal(start, 7);
+	assert_int_equal(cpu, 7);
+}
+
+static void parses_starttime_of_a_plain_line(void **state)
+{
+	uint64_t v = 0;
+	(void)state;
+
+	assert_int_equal(parse_starttime("13315 (cat) R 13253 13253 3068 0 -1 4194304 101 0 "
+					 "0 0 0 0 0 0 20 0 1 0 43153 3133440 389\n",
+					 &v),
+			 0);
+	assert_int_equal(v, 43153);
+}
+
+static void parses_starttime_past_a_comm_with_spaces_and_parentheses(void **state)
+{
+	char line[512];
+	uint64_t v = 0;
+	(void)state;
+
+	snprintf(line, sizeof(line), STAT_FMT, 77, "a) (b c ) 1 2", 77, 77, UINT64_C(987654321));
+	assert_int_equal(parse_starttime(line, &v), 0);
+	assert_int_equal(v, 987654321);
+}
+
+static void rejects_malformed_stat_lines(void **state)
+{
+	uint64_t v = 5;
+	(void)state;
+
+	assert_int_equal(parse_starttime("13315 cat R 1 2 3", &v), -EINVAL);
+	assert_int_equal(parse_starttime("1 (x) R 1 2 3 4 5\n", &v), -EINVAL);
+	assert_int_equal(parse_starttime("1 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 "
+					 "18 zz 20\n",
+					 &v),
+			 -EINVAL);
+	assert_int_equal(parse_starttime("", &v), -EINVAL);
+	assert_int_equal(v, 5);
+}
+
+static void test_stat_is_parsed_within_its_length_past_newlines_and_nul_bytes(void **state)
+{
+	(void)state;
+	const char text[] = "9 (a\0b)\n(c) S 1 2 3 4 5 6 7 8 9 10 14 15 13 14 15 16 17 18 777 20\n"
+			    "garbage) 1 2";
+	struct procfs_stat st = {0};
+
+	/* The last ')' within the length is the end of the command name: cut before the
+	 * "garbage)" that follows. */
+	assert_int_equal(
+	    procfs_parse_stat(
+		text,
+		strlen("9 (a") + 1 +
+		    strlen("b)\n(c) S 1 2 3 4 5 6 7 8 9 10 14 15 13 14 15 16 17 18 777 20\n"),
+		&st),
+	    0);
+	assert_int_equal(st.starttime, 777);
+	assert_int_equal(st.utime, 14);
+	assert_int_equal(st.stime, 15);
+	assert_int_equal(st.cpu, -1);
+	/* The whole text: its last ')' leaves no start time. */
+	assert_int_equal(procfs_parse_stat(text, sizeof(text) - 1, &st), -EINVAL);
+	/* Cut inside the start time: what was read is all there is. */
+	assert_int_equal(
+	    procfs_parse_stat("1 (x) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 123", 55, &st),
+	    0);
+	assert_int_equal(st.starttime, 12);
+	assert_int_equal(
+	    procfs_parse_stat("1 (x) R  1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", 56, &st),
+	    -EINVAL);
+	assert_int_equal(procfs_parse_stat("", 0, &st), -EINVAL);
+}
+
+static void test_stat_files_of_hostile_processes_are_read_within_bounds(void **state)
+{
+	(void)state;
+	char root[PATH_MAX];
+	struct procfs_stat st = {.starttime = 5, .cpu = 5};
+
+	fixtures("procfs-hostile", root, sizeof(root));
+	assert_int_equal(procfs_read_stat(root, 100, &st), 0); /* "we\nird) (x" */
+	assert_int_equal(st.starttime, 4242);
+	assert_int_equal(st.cpu, 1);
+	assert_int_equal(st.utime, 7);
+	assert_int_equal(st.stime, 3);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(procfs_read_stat(root, 101, &st), 0); /* "a\0b)\0" */
+	assert_int_equal(st.starttime, 4242);
+	assert_int_equal(st.cpu, 1);
+	st = (struct procfs_stat){.starttime = 5, .cpu = 5};
+	assert_int_equal(procfs_read_stat(root, 102, &st), -EINVAL); /* cut at field 20 */
+	assert_int_equal(procfs_read_stat(root, 103, &st), -EFBIG);  /* 5,153 bytes */
+	assert_int_equal(procfs_read_stat(root, 106, &st), -ERANGE); /* a 23-digit start time */
+	assert_int_equal(st.starttime, 5);
+	assert_int_equal(st.cpu, 5);
+	assert_int_equal(procfs_read_stat(root, 104, &st), 0); /* ends at field 24 */
+	assert_int_equal(st.starttime, 4242);
+	assert_int_equal(st.cpu, -1);
+	assert_int_equal(procfs_read_stat(root, 105, &st), 0); /* CPU 99999999 */
+	assert_int_equal(st.cpu, -1);
+	assert_int_equal(procfs_read_stat(root, 999, &st), -ESRCH);
+}
+
+static void test_pids_are_the_numeric_entries_of_the_root_sorted(void **state)
+{
+	(void)state;
+	char root[PATH_MAX];
+	pid_t *pids = NULL;
+	size_t n = 0;
+	const pid_t want[] = {100, 101, 102, 103, 104, 105, 106};
+
+	fixtures("procfs-hostile", root, sizeof(root));
+	assert_int_equal(procfs_list_pids(root, &pids, &n), 0); /* not "self", "12x" nor "0" */
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	assert_memory_equal(pids, want, sizeof(want));
+	free(pids);
+	assert_int_equal(procfs_list_pids("/nonexistent", &pids, &n), -ENOENT);
+}
+
+static void test_pagemap_opens_under_the_root_and_paths_are_bounded(void **state)
+{
+	(void)state;
+	char root[PATH_MAX], path[32];
+	int fd;
+
+	fixtures("procfs-hostile", root, sizeof(root));
+	fd = procfs_open_pagemap(root, 100);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(procfs_open_pagemap(root, 101), -ENOENT);
+	assert_int_equal(procfs_path(path, sizeof(path), "/proc", 4194304, "numa_maps"), 0);
+	assert_string_equal(path, "/proc/4194304/numa_maps");
+	assert_int_equal(
+	    procfs_path(path, sizeof(path), "/proc/../proc/../proc", 4194304, "numa_maps"),
+	    -ENAMETOOLONG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_maps_line_parses_range_permissions_and_special_vmas),
+	    cmocka_unit_test(test_maps_line_is_parsed_within_its_length),
+	    cmocka_unit_test(test_stat_line_gives_start_time_and_cpu_past_odd_command_names),
+	    cmocka_unit_test(parses_starttime_of_a_plain_line),
+	    cmocka_unit_test(parses_starttime_past_a_comm_with_spaces_and_parentheses),
+	    cmocka_unit_test(rejects_malformed_stat_lines),
+	    cmocka_unit_test(test_stat_is_parsed_within_its_length_past_newlines_and_nul_bytes),
+	    cmocka_unit_test(test_stat_files_of_hostile_processes_are_read_within_bounds),
+	    cmocka_unit_test(test_pids_are_the_numeric_entries_of_the_root_sorted),
+	    cmocka_unit_test(test_pagemap_opens_under_the_root_and_paths_are_bounded),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
