@@ -29,7 +29,7 @@
 
 #include "config.h"
 #include "hot_table.h"
-#include "promoter.h"
+#include "promoter_ops.h"
 #include "stats.h"
 #include "token_bucket.h"
 #include "topology.h"

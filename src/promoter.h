@@ -42,11 +42,6 @@ struct config_pub;
 struct hot_candidate;
 struct cold_list;
 
-/* Hard cap on pages per move_pages call (the kernel migrates in chunks of this size). */
-#define PROMOTER_MAX_BATCH 512
-/* Pages the promoter holds at once: the deferred list plus what one round pops. */
-#define PROMOTER_WORK_MAX 4096
-
 struct promoter_deps {
 	struct hot_table *hot;
 	struct procs *procs;

@@ -17,6 +17,12 @@
 
 struct topology;
 
+/* The promoter family's sizes, here in its lowest header so every module of it sees them. */
+/* Hard cap on pages per move_pages call (the kernel migrates in chunks of this size). */
+#define PROMOTER_MAX_BATCH 512
+/* Pages the promoter holds at once: the deferred list plus what one round pops. */
+#define PROMOTER_WORK_MAX 4096
+
 struct promoter_ops {
 	/* move_pages(2): nodes NULL queries placement. Returns 0, the number of pages not
 	 * moved (> 0), or -errno for the whole call. */
