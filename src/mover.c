@@ -313,7 +313,7 @@ static int judge_placement(struct mover *m, struct move_dir *d, const struct pgh
 }
 
 /* A page with no target: every one is full or paused. It asks demotion for room and waits on
- * the deferred list for the next interval, whose demote() makes that room first, up to
+ * the deferred list for the next interval, whose demotion_run() makes that room first, up to
  * max_retries intervals; with no one to ask, or waited out, it goes back to counting. */
 static void no_target(struct mover *m, struct move_dir *d, const struct pghotd_config *cfg,
 		      struct work_item *it, int where, uint64_t now)

@@ -132,7 +132,7 @@ struct mover {
 	uint64_t sizes[PROMOTER_MAX_BATCH];
 	uint64_t lookup[PROMOTER_MAX_BATCH]; /* page_sizes() answers, for vaddrs */
 	struct work_item *sel[PROMOTER_MAX_BATCH];
-	bool known[PROMOTER_MAX_BATCH]; /* placement given by the sample (select_slow) */
+	bool known[PROMOTER_MAX_BATCH]; /* placement given by the sample (select_pages) */
 	uint64_t node_pages[TOPO_MAX_NODES];
 	uint64_t node_bytes[TOPO_MAX_NODES];
 };

@@ -19,7 +19,9 @@
  * the node's free memory being raised. The promoter also tells the source which fast nodes to
  * watch (cold_list_want()): those under twice the free share at which demotion starts.
  *
- * Every syscall goes through struct promoter_ops, so tests use a fake move_pages and clock.
+ * Every syscall goes through struct promoter_ops (promoter_ops.h), so tests use a fake
+ * move_pages and clock. The moves themselves are the mover's (mover.h: one batch path, and a
+ * direction object each for promotion.c and demotion.c).
  * Threads: promoter_run_once() and promoter_move_batch() belong to the promoter thread (or a
  * test/benchmark that plays it); promoter_kick*() from any thread; start/stop/free from the
  * main thread. */

@@ -182,8 +182,8 @@ static void promotion_count_moved(struct mover *m, const struct move_dir *d, int
 }
 
 /* Settles rest[0..n) and every deferred page of the process, then forgets it. Everything we
- * hold is settled first: forget_proc frees entries, and a later done() on a freed slot could
- * land on a reused one. */
+ * hold is settled first: hot_table_forget_proc() frees entries, and a later done() on a freed slot
+ * could land on a reused one. */
 static void promotion_forget(struct mover *m, uint32_t proc, pid_t pid, struct work_item *rest,
 			     size_t n, bool reused, uint64_t now)
 {
