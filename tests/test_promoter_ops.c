@@ -1,11 +1,16 @@
 /* promoter_ops tests: the page-size lookup of kernels before 6.7 on fixture pagemap and
- * kpageflags files. */
+ * kpageflags files, and the real ops reading their files under the procfs root they are
+ * given. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -13,6 +18,7 @@
 #include "src/promoter_ops.h"
 
 #define BASE UINT64_C(4096)
+#define PID  4242 /* the process of the fixture procfs root */
 
 /* One 8-byte entry at index idx of the file fd. */
 static void put_u64(int fd, uint64_t idx, uint64_t v)
@@ -66,10 +72,85 @@ static void kpageflags_lookup_sizes_pmd_aligned_thp_pages_only(void **state)
 	unlink(kpf_path);
 }
 
+/* A file under the fixture root dir: its fd, open for writing. */
+static int root_file(const char *dir, const char *name)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* PID's stat line, every field 0 but the start time (22) and the CPU it last ran on (39). */
+static void put_stat_cpu(int fd, int cpu)
+{
+	char line[512];
+	int len = snprintf(line, sizeof(line), "%d (fake) S", PID);
+
+	for (int field = 4; field <= 39; field++)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " %d",
+				field == 22   ? 100
+				: field == 39 ? cpu
+					      : 0);
+	len += snprintf(line + len, sizeof(line) - (size_t)len, "\n");
+	assert_int_equal(write(fd, line, (size_t)len), len);
+}
+
+/* The real ops take <root>/PID/pagemap, <root>/kpageflags and <root>/PID/stat, not /proc's:
+ * a fixture root's pagemap (a regular file: PAGEMAP_SCAN answers -ENOTTY, so the kpageflags
+ * lookup runs) sizes its THP page 2 MiB, a pid without files under the root has no sizes, and
+ * run_near reads the CPU from the root's stat file (one the thread may not use: -EPERM, no
+ * move). */
+static void real_ops_read_their_files_under_the_procfs_root(void **state)
+{
+	char root[] = "/tmp/pghotd-test-procfs.XXXXXX", dir[64], path[128];
+	const uint64_t addrs[] = {0x200 * BASE, 0x300 * BASE};
+	uint64_t sizes[2];
+	struct promoter_sys sys;
+	int pm, kpf, st;
+
+	(void)state;
+	if (sysconf(_SC_PAGESIZE) != (long)BASE)
+		skip(); /* the fixture's entries are laid out for 4 KiB pages */
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/%d", root, PID);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	pm = root_file(dir, "pagemap");
+	kpf = root_file(root, "kpageflags");
+	st = root_file(dir, "stat");
+	put_u64(pm, 0x200, UINT64_C(1) << 63 | 0x400);
+	put_u64(pm, 0x300, UINT64_C(1) << 63 | 0x700);
+	put_u64(kpf, 0x400, UINT64_C(1) << 22);
+	put_stat_cpu(st, CPU_SETSIZE - 1);
+	promoter_sys_init(&sys, root);
+	assert_int_equal(promoter_real_ops.page_sizes(&sys, PID, addrs, 2, sizes), 0);
+	assert_int_equal(sizes[0], 512 * BASE);
+	assert_int_equal(sizes[1], BASE);
+	assert_true(promoter_real_ops.page_sizes(&sys, PID + 1, addrs, 2, sizes) < 0);
+	assert_int_equal(promoter_real_ops.run_near(&sys, PID), -EPERM);
+	promoter_real_ops.release(&sys);
+	promoter_sys_fini(&sys);
+	close(pm);
+	close(kpf);
+	close(st);
+	snprintf(path, sizeof(path), "%s/pagemap", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/kpageflags", root);
+	unlink(path);
+	rmdir(dir);
+	rmdir(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(kpageflags_lookup_sizes_pmd_aligned_thp_pages_only),
+	    cmocka_unit_test(real_ops_read_their_files_under_the_procfs_root),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
