@@ -283,14 +283,12 @@ static bool keep_region(void *ctx, const struct perf_event_header *h, const stru
 static int target_pagemap(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n)
 {
 	struct target *t = ctx;
-	char path[PATH_MAX];
 	ssize_t got;
 
 	if (t->fd < 0) {
-		snprintf(path, sizeof(path), "%s/%d/pagemap", t->procfs_root, (int)t->p.pid);
-		t->fd = open(path, O_RDONLY | O_CLOEXEC);
+		t->fd = procfs_open_pagemap(t->procfs_root, t->p.pid);
 		if (t->fd < 0)
-			return -errno;
+			return t->fd;
 	}
 	got =
 	    pread(t->fd, ent, n * sizeof(*ent), (off_t)(vaddr / PAGEMAP_PAGE_SIZE * sizeof(*ent)));

@@ -11,6 +11,7 @@
 #include "damon_sysfs.h"
 #include "fileio.h"
 #include "log.h"
+#include "procfs.h"
 
 #define ATTR_MAX 64
 
@@ -114,9 +115,8 @@ static bool pghotd_live(const char *procfs_root, pid_t pid, pid_t self)
 {
 	char path[PATH_MAX], comm[64];
 
-	if (pid == self)
+	if (pid == self || procfs_path(path, sizeof(path), procfs_root, pid, "comm") < 0)
 		return false;
-	snprintf(path, sizeof(path), "%s/%d/comm", procfs_root, (int)pid);
 	return file_read_line(path, comm, sizeof(comm)) == 0 && !strcmp(comm, "pghotd");
 }
 

@@ -11,14 +11,16 @@
 
 #include "fileio.h"
 #include "proc_filter.h"
+#include "procfs.h"
 
 /* Reads <procfs_root>/<pid>/<name>; -ESRCH when the process is gone. */
 static int read_proc(const char *procfs_root, pid_t pid, const char *name, char *buf, size_t len)
 {
 	char path[PATH_MAX];
-	int r;
+	int r = procfs_path(path, sizeof(path), procfs_root, pid, name);
 
-	snprintf(path, sizeof(path), "%s/%d/%s", procfs_root, (int)pid, name);
+	if (r < 0)
+		return r;
 	r = file_read_small(path, buf, len);
 	return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
 }
