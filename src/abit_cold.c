@@ -10,17 +10,17 @@
 
 void abit_cold_flush(struct abit *a)
 {
-	if (a->ncold)
-		cold_list_offer(a->cold, a->coldb, a->ncold);
-	a->ncold = 0;
+	if (a->cold.nbatch)
+		cold_list_offer(a->cold.list, a->cold.batch, a->cold.nbatch);
+	a->cold.nbatch = 0;
 }
 
 /* A new offer epoch: every page of the piece may be offered again. */
 void abit_cold_new_epoch(struct abit *a, struct abit_piece *g)
 {
-	if (g->offer_epoch == a->epoch)
+	if (g->offer_epoch == a->cold.epoch)
 		return;
-	g->offer_epoch = a->epoch;
+	g->offer_epoch = a->cold.epoch;
 	for (uint32_t i = 0; g->since && i < g->npages; i++)
 		g->ent[i] &= ~ENT_OFFERED;
 }
@@ -29,10 +29,10 @@ void abit_cold_new_epoch(struct abit *a, struct abit_piece *g)
  * registry has no room for it (its pages are not offered then). */
 static int64_t proc_handle(const struct abit *a, struct abit_proc *p)
 {
-	if (!a->registry)
+	if (!a->cold.registry)
 		return 0;
 	if (p->handle == 0)
-		p->handle = procs_handle(a->registry, p->pid);
+		p->handle = procs_handle(a->cold.registry, p->pid);
 	return p->handle;
 }
 
@@ -56,13 +56,13 @@ void abit_cold_note(struct abit *a, struct abit_proc *p, struct abit_piece *g, u
 		return;
 	/* Mapped by more than one process: move_pages(2) without MPOL_MF_MOVE_ALL refuses it
 	 * (-EACCES), so an offer would only head the promoter's take with a failure. */
-	if (!(a->pm[i] & PAGEMAP_EXCLUSIVE))
+	if (!(a->scan.pm[i] & PAGEMAP_EXCLUSIVE))
 		return;
 	h = proc_handle(a, p);
 	if (h < 0)
 		return;
 	g->ent[i] |= ENT_OFFERED;
-	a->coldb[a->ncold++] = (struct cold_page){
+	a->cold.batch[a->cold.nbatch++] = (struct cold_page){
 	    .pid = p->pid,
 	    .proc = (uint32_t)h,
 	    .vaddr = g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE,
@@ -71,7 +71,7 @@ void abit_cold_note(struct abit *a, struct abit_proc *p, struct abit_piece *g, u
 	    .node = node,
 	    .size = g->ent[i] & ENT_HUGE ? HOT_SIZE_HUGE : HOT_SIZE_BASE,
 	};
-	if (a->ncold == COLD_BATCH)
+	if (a->cold.nbatch == COLD_BATCH)
 		abit_cold_flush(a);
 }
 
@@ -82,7 +82,7 @@ int abit_cold_track(struct abit *a, struct abit_piece *g, uint32_t i)
 		g->since = calloc(g->npages, sizeof(*g->since));
 		if (!g->since)
 			return -ENOMEM;
-		g->offer_epoch = a->epoch;
+		g->offer_epoch = a->cold.epoch;
 	}
 	g->since[i] = abit_since_now(a);
 	return 0;
@@ -120,13 +120,13 @@ static void cold_window_leave(struct abit *a, struct abit_piece *g)
 	g->cold_scanned = false;
 	if (!g->watch) {
 		abit_piece_unwatch(g);
-		a->nwatched--;
+		a->watch.nwatched--;
 	}
 }
 
 /* Mode regions: the cold window, which finds demotion's cold pages. The sampling regions
  * look at slow pages, and a piece is watched for promotion where they see accesses, so
- * fast pages would be seen only there. While demotion wants pages (a->want), the 2 MiB
+ * fast pages would be seen only there. While demotion wants pages (a->cold.want), the 2 MiB
  * pieces whose samples found a page of a watched fast node idle from one sampling step to
  * the next (fast_hint) are taken into the
  * window in address order, round robin over the processes, up to half of max_watched_mib
@@ -140,12 +140,12 @@ void abit_cold_window(struct abit *a)
 	size_t cap = abit_watch_cap(a), nwin = 0, waiting = 0, pi, ri, total = 0;
 	uint64_t hold = cold_window_rounds(a);
 
-	for (size_t i = 0; i < a->nprocs; i++) {
-		total += a->procs[i].npieces;
-		for (size_t k = 0; k < a->procs[i].npieces; k++) {
-			struct abit_piece *g = &a->procs[i].piece[k];
+	for (size_t i = 0; i < a->table.nprocs; i++) {
+		total += a->table.procs[i].npieces;
+		for (size_t k = 0; k < a->table.procs[i].npieces; k++) {
+			struct abit_piece *g = &a->table.procs[i].piece[k];
 
-			if (g->cold_until && (!a->want || (g->cold_scanned && !g->nfast))) {
+			if (g->cold_until && (!a->cold.want || (g->cold_scanned && !g->nfast))) {
 				g->fast_hint = g->fast_hint && g->nfast;
 				cold_window_leave(a, g);
 			}
@@ -153,35 +153,36 @@ void abit_cold_window(struct abit *a)
 			waiting += g->fast_hint && !abit_piece_scanned(g);
 		}
 	}
-	if (!a->want || !a->nprocs || !waiting)
+	if (!a->cold.want || !a->table.nprocs || !waiting)
 		return;
-	for (size_t i = 0; i < a->nprocs && (nwin >= cap / 2 || a->nwatched >= cap); i++)
-		for (size_t k = 0; k < a->procs[i].npieces; k++) {
-			struct abit_piece *g = &a->procs[i].piece[k];
+	for (size_t i = 0; i < a->table.nprocs && (nwin >= cap / 2 || a->watch.nwatched >= cap);
+	     i++)
+		for (size_t k = 0; k < a->table.procs[i].npieces; k++) {
+			struct abit_piece *g = &a->table.procs[i].piece[k];
 
 			if (g->cold_until && a->round >= g->cold_until) {
 				cold_window_leave(a, g);
 				nwin--;
 			}
 		}
-	abit_table_locate(a, a->cold_pid, a->cold_vaddr, &pi, &ri);
-	for (size_t k = 0; k < total && nwin < cap / 2 && a->nwatched < cap; k++) {
+	abit_table_locate(a, a->watch.cold_pid, a->watch.cold_vaddr, &pi, &ri);
+	for (size_t k = 0; k < total && nwin < cap / 2 && a->watch.nwatched < cap; k++) {
 		struct abit_piece *g;
 
-		while (ri >= a->procs[pi].npieces) {
-			pi = (pi + 1) % a->nprocs;
+		while (ri >= a->table.procs[pi].npieces) {
+			pi = (pi + 1) % a->table.nprocs;
 			ri = 0;
 		}
-		g = &a->procs[pi].piece[ri++];
-		a->cold_pid = a->procs[pi].pid;
-		a->cold_vaddr = g->start + 1; /* the walk goes on after it */
+		g = &a->table.procs[pi].piece[ri++];
+		a->watch.cold_pid = a->table.procs[pi].pid;
+		a->watch.cold_vaddr = g->start + 1; /* the walk goes on after it */
 		if (!g->fast_hint || abit_piece_scanned(g))
 			continue;
 		g->cold_until = a->round + hold;
 		g->cold_scanned = false;
 		abit_piece_due_now(a, g);
 		nwin++;
-		a->nwatched++;
+		a->watch.nwatched++;
 	}
 }
 
@@ -191,14 +192,14 @@ void abit_cold_window(struct abit *a)
  * needs them. */
 void abit_cold_follow_epoch(struct abit *a)
 {
-	if (a->epoch == a->woken_epoch)
+	if (a->cold.epoch == a->cold.woken_epoch)
 		return;
-	a->woken_epoch = a->epoch;
-	if (!a->want)
+	a->cold.woken_epoch = a->cold.epoch;
+	if (!a->cold.want)
 		return;
-	for (size_t i = 0; i < a->nprocs; i++)
-		for (size_t k = 0; k < a->procs[i].npieces; k++) {
-			struct abit_piece *g = &a->procs[i].piece[k];
+	for (size_t i = 0; i < a->table.nprocs; i++)
+		for (size_t k = 0; k < a->table.procs[i].npieces; k++) {
+			struct abit_piece *g = &a->table.procs[i].piece[k];
 
 			if (g->nfast && g->next_round > a->round)
 				g->next_round = a->round;

@@ -93,19 +93,19 @@ static void abit_follow_arrivals(struct abit *a)
 	log_debug("abit: %" PRIu64 " KiB more on the slow tier: every region scanned again",
 		  (used - a->slow_used) >> 10);
 	a->slow_used = used;
-	for (size_t i = 0; i < a->nprocs; i++) {
-		if (a->procs[i].smp)
-			abit_sampler_wake(a->procs[i].smp);
-		for (size_t k = 0; k < a->procs[i].npieces; k++) {
-			struct abit_piece *g = &a->procs[i].piece[k];
+	for (size_t i = 0; i < a->table.nprocs; i++) {
+		if (a->table.procs[i].smp)
+			abit_sampler_wake(a->table.procs[i].smp);
+		for (size_t k = 0; k < a->table.procs[i].npieces; k++) {
+			struct abit_piece *g = &a->table.procs[i].piece[k];
 
 			if (g->interval <= ABIT_HOT_SPEEDUP || g->next_round <= a->round)
 				continue;
 			g->next_round = a->round;
 			/* Scanned in full: looked at by the next step, not the next round. */
-			if (!a->procs[i].smp && !g->quick) {
+			if (!a->table.procs[i].smp && !g->quick) {
 				g->quick = 1;
-				a->procs[i].nquick++;
+				a->table.procs[i].nquick++;
 			}
 		}
 	}
@@ -152,15 +152,15 @@ static int abit_between(struct abit *a, const struct pghotd_config *cfg)
 	size_t n;
 	int r;
 
-	if (a->refreshed && a->cfg_generation == cfg->generation &&
+	if (a->table.refreshed && a->table.cfg_generation == cfg->generation &&
 	    procfs_list_pids(a->procfs_root, &pids, &n) == 0) {
 		r = abit_table_add_new(a, cfg, pids, n);
 		if (r < 0)
 			return r;
 	}
 	abit_follow_arrivals(a);
-	for (size_t i = 0; i < a->nprocs && !abit_stopping(a); i++)
-		if (abit_scan_quick(a, &a->procs[i]) == -EPERM)
+	for (size_t i = 0; i < a->table.nprocs && !abit_stopping(a); i++)
+		if (abit_scan_quick(a, &a->table.procs[i]) == -EPERM)
 			return -EPERM;
 	return 0;
 }
@@ -172,8 +172,8 @@ static void abit_begin(struct abit *a, const struct pghotd_config *cfg, uint64_t
 	a->now_ns = t0;
 	a->now_ms = t0 / 1000000;
 	/* No cold list, or demotion off: every fast page stays untracked, as before demotion. */
-	a->want = a->cold && cfg->demotion.enabled ? cold_list_wanted(a->cold) : 0;
-	a->epoch = a->cold ? cold_list_epoch(a->cold) : 0;
+	a->cold.want = a->cold.list && cfg->demotion.enabled ? cold_list_wanted(a->cold.list) : 0;
+	a->cold.epoch = a->cold.list ? cold_list_epoch(a->cold.list) : 0;
 	a->scanned = a->found = 0;
 	a->error = 0;
 }
@@ -212,23 +212,23 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 	uint64_t t0 = abit_now_ns(a);
 	bool regions = cfg->sources.abit.mode == ABIT_MODE_REGIONS;
 	/* In mode regions only every ABIT_SAMPLES_PER_ROUND-th step is a round. */
-	bool round = !regions || a->step % ABIT_SAMPLES_PER_ROUND == 0;
+	bool round = !regions || a->watch.step % ABIT_SAMPLES_PER_ROUND == 0;
 	int r = 0;
 
 	if (a->reason[0])
 		return -EPERM;
 	abit_begin(a, cfg, t0);
 	/* A reload is taken up at once: it may switch the mode. */
-	if (round || cfg->generation != a->cfg_generation)
+	if (round || cfg->generation != a->table.cfg_generation)
 		r = abit_table_refresh(a, cfg);
 	if (r < 0)
 		return r;
 	abit_configure_budget(a, cfg);
 	if (round)
-		a->first_thr = abit_first_threshold(a);
+		a->scan.first_thr = abit_first_threshold(a);
 	if (regions) {
 		r = abit_watch_sample_all(a);
-		a->step++;
+		a->watch.step++;
 	}
 	if (!round && r == 0)
 		r = abit_between(a, cfg);
@@ -253,7 +253,7 @@ int abit_step(struct abit *a, const struct pghotd_config *cfg)
 	if (cfg->sources.abit.mode == ABIT_MODE_REGIONS)
 		return abit_round(a, cfg);
 	abit_begin(a, cfg, t0);
-	if (cfg->generation != a->cfg_generation)
+	if (cfg->generation != a->table.cfg_generation)
 		r = abit_table_refresh(a, cfg);
 	if (r < 0)
 		return r;
@@ -288,15 +288,16 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 		goto fail;
 	a->sink = deps->sink;
 	a->stats = deps->stats;
-	a->cold = deps->cold;
-	a->registry = deps->procs;
+	a->cold.list = deps->cold;
+	a->cold.registry = deps->procs;
 	/* The bytes they move are counted for pghotd_scan_io_bytes_total. */
 	idle_io_counter_init(&a->io, deps->ops ? deps->ops : &idle_io_real_ops);
 	a->ops = &a->io.ops;
 	a->self_pid = deps->self_pid == 0 ? getpid() : deps->self_pid;
-	a->pieces_cap = deps->pieces_cap ? deps->pieces_cap
-					 : abit_vmas_total_cap((uint64_t)sysconf(_SC_PHYS_PAGES));
-	a->rng = deps->seed ? deps->seed : a->ops->now_ns(a->ops->ctx) ^ (uint64_t)getpid();
+	a->table.pieces_cap = deps->pieces_cap
+				  ? deps->pieces_cap
+				  : abit_vmas_total_cap((uint64_t)sysconf(_SC_PHYS_PAGES));
+	a->watch.rng = deps->seed ? deps->seed : a->ops->now_ns(a->ops->ctx) ^ (uint64_t)getpid();
 	snprintf(path, sizeof(path), "%s/kernel/mm/page_idle/bitmap", a->sysfs_root);
 	r = a->bitmap_fd = open_required(path, O_RDWR, "page_idle", why, sizeof(why));
 	if (r < 0)
@@ -305,7 +306,7 @@ int abit_new(const struct abit_deps *deps, struct abit **out)
 	r = a->kpf_fd = open_required(path, O_RDONLY, "kpageflags", why, sizeof(why));
 	if (r < 0)
 		goto unavailable;
-	a->vmas.cancel = &a->w.stop;
+	a->table.vmas.cancel = &a->w.stop;
 	r = worker_init(&a->w, "abit source");
 	if (r < 0) {
 		log_error_errno(r, "abit source: cannot create its wake-up eventfd");
@@ -326,10 +327,10 @@ void abit_free(struct abit *a)
 	if (!a)
 		return;
 	abit_stop(a);
-	abit_table_free(a->procs, a->nprocs);
-	abit_vmas_free(&a->vmas);
-	free(a->listed);
-	idle_words_free(&a->words);
+	abit_table_free(a->table.procs, a->table.nprocs);
+	abit_vmas_free(&a->table.vmas);
+	free(a->table.listed);
+	idle_words_free(&a->scan.words);
 	if (a->bitmap_fd >= 0)
 		close(a->bitmap_fd);
 	if (a->kpf_fd >= 0)
@@ -441,16 +442,16 @@ void abit_stop(struct abit *a)
 
 size_t abit_nr_procs(const struct abit *a)
 {
-	return a->nprocs;
+	return a->table.nprocs;
 }
 
 size_t abit_nr_tracked(const struct abit *a)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < a->nprocs; i++)
-		for (size_t j = 0; j < a->procs[i].npieces; j++)
-			n += a->procs[i].piece[j].ntracked;
+	for (size_t i = 0; i < a->table.nprocs; i++)
+		for (size_t j = 0; j < a->table.procs[i].npieces; j++)
+			n += a->table.procs[i].piece[j].ntracked;
 	return n;
 }
 
@@ -470,7 +471,7 @@ int abit_piece_watched(const struct abit *a, pid_t pid, uint64_t vaddr)
 
 size_t abit_nr_sample_regions(const struct abit *a, pid_t pid)
 {
-	const struct abit_proc *p = abit_table_find(a->procs, a->nprocs, pid);
+	const struct abit_proc *p = abit_table_find(a->table.procs, a->table.nprocs, pid);
 
 	return p && p->smp ? abit_sampler_count(p->smp) : 0;
 }

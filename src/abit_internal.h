@@ -101,6 +101,57 @@ struct abit_proc {
 	bool capped;		  /* pieces were left out at that read: read again at each */
 };
 
+/* The process table (abit_table.c). */
+struct abit_table_state {
+	struct abit_proc *procs; /* sorted by pid */
+	size_t nprocs;
+	pid_t *listed; /* every pid of the procfs root at the last refresh, sorted */
+	size_t nlisted;
+	uint64_t last_refresh, cfg_generation;
+	bool refreshed;
+	struct abit_vmas vmas; /* proc_vmas() scratch */
+	/* 2 MiB pieces over every process, at most (deps.pieces_cap), and held now. */
+	uint64_t pieces_cap, pieces_used;
+	bool maps_keep; /* the configuration is the one the kept pieces were built for */
+};
+
+/* The scan (abit_scan.c): the threshold a fresh page's first access is worth
+ * (abit_first_threshold(), read once a round), whether the scan under way is a step's quick
+ * look, the events gathered, one piece's scratch. */
+struct abit_scan_state {
+	unsigned first_thr;
+	bool quick;
+	bool pfn_seen; /* some present page showed a non-zero PFN */
+	struct access_event ev[ABIT_EVENT_BATCH];
+	size_t nev;
+	uint64_t pm[ABIT_PIECE_PAGES];
+	uint64_t pfns[ABIT_PIECE_PAGES];
+	uint32_t idx[ABIT_PIECE_PAGES];
+	int node[ABIT_PIECE_PAGES]; /* page nodes, when the topology has no block map */
+	void *addr[ABIT_PIECE_PAGES];
+	struct idle_words words;
+};
+
+/* Mode regions (abit_watch.c, and abit_cold.c's window). */
+struct abit_watch_state {
+	uint64_t step, rng; /* sampling steps, random state */
+	size_t nwatched;    /* 2 MiB pieces watched or in the cold window, all processes */
+	pid_t cold_pid;	    /* where the cold window's walk goes on */
+	uint64_t cold_vaddr;
+};
+
+/* Demotion candidates (abit_cold.c): where they go (NULL: none wanted) and the handles for
+ * them, and per round: the fast nodes to watch (a mask), the offer epoch and the last one
+ * abit_cold_follow_epoch() saw, the pages gathered. */
+struct abit_cold_state {
+	struct cold_list *list;
+	struct procs *registry; /* deps.procs */
+	uint64_t want;
+	uint32_t epoch, woken_epoch;
+	struct cold_page batch[COLD_BATCH];
+	size_t nbatch;
+};
+
 struct abit {
 	/* Set at abit_new() (abit_idle.c). */
 	char *procfs_root, *sysfs_root;
@@ -120,7 +171,7 @@ struct abit {
 	/* The round (abit_idle.c): its config and clock, the page budget and where the last
 	 * round's ran out, the counters of the call under way. */
 	const struct pghotd_config *cfg;
-	uint64_t now_ns;
+	uint64_t now_ns, now_ms;
 	uint64_t round_ns; /* time spent in the calls since the last round ended */
 	uint64_t round;
 	struct token_bucket budget;
@@ -135,49 +186,10 @@ struct abit {
 	bool slow_used_known;
 	uint64_t last_wake; /* the round of the last wake */
 
-	/* The table (abit_table.c). */
-	struct abit_proc *procs; /* sorted by pid */
-	size_t nprocs;
-	pid_t *listed; /* every pid of the procfs root at the last refresh, sorted */
-	size_t nlisted;
-	uint64_t last_refresh, cfg_generation;
-	bool refreshed;
-	struct abit_vmas vmas; /* proc_vmas() scratch */
-	/* 2 MiB pieces over every process, at most (deps.pieces_cap), and held now. */
-	uint64_t pieces_cap, pieces_used;
-	bool maps_keep; /* the configuration is the one the kept pieces were built for */
-
-	/* The scan (abit_scan.c): the threshold a fresh page's first access is worth
-	 * (abit_first_threshold(), read once a round), whether the scan under way is a step's
-	 * quick look, the events gathered, one piece's scratch. */
-	unsigned first_thr;
-	bool quick_scan;
-	bool pfn_seen; /* some present page showed a non-zero PFN */
-	struct access_event ev[ABIT_EVENT_BATCH];
-	size_t nev;
-	uint64_t pm[ABIT_PIECE_PAGES];
-	uint64_t pfns[ABIT_PIECE_PAGES];
-	uint32_t idx[ABIT_PIECE_PAGES];
-	int node[ABIT_PIECE_PAGES]; /* page nodes, when the topology has no block map */
-	void *addr[ABIT_PIECE_PAGES];
-	struct idle_words words;
-
-	/* Mode regions (abit_watch.c, abit_cold.c's window). */
-	uint64_t step, rng; /* sampling steps, random state */
-	size_t nwatched;    /* 2 MiB pieces watched or in the cold window, all processes */
-	pid_t cold_pid;	    /* where the cold window's walk goes on */
-	uint64_t cold_vaddr;
-
-	/* Demotion candidates (abit_cold.c; NULL: none wanted), and per round: the fast nodes to
-	 * watch (a mask), the offer epoch, the scanner's milliseconds, the pages gathered. */
-	struct cold_list *cold;
-	struct procs *registry; /* deps.procs */
-	uint64_t want;
-	uint32_t epoch,
-	    woken_epoch; /* the offer epoch, and the last one abit_cold_follow_epoch() saw */
-	uint64_t now_ms;
-	struct cold_page coldb[COLD_BATCH];
-	size_t ncold;
+	struct abit_table_state table;
+	struct abit_scan_state scan;
+	struct abit_watch_state watch;
+	struct abit_cold_state cold;
 };
 
 static inline bool abit_errno_gone(int r)

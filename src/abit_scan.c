@@ -26,9 +26,9 @@
 
 void abit_scan_flush(struct abit *a)
 {
-	access_deliver(&a->sink, a->cfg, a->ev, a->nev);
-	a->found += a->nev;
-	a->nev = 0;
+	access_deliver(&a->sink, a->cfg, a->scan.ev, a->scan.nev);
+	a->found += a->scan.nev;
+	a->scan.nev = 0;
 }
 
 static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint64_t ent,
@@ -45,7 +45,7 @@ static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint6
 			p->cpu = -1;
 		p->node = p->cpu >= 0 && t ? topology_cpu_node(t, p->cpu) : -1;
 	}
-	a->ev[a->nev++] = (struct access_event){
+	a->scan.ev[a->scan.nev++] = (struct access_event){
 	    .pid = p->pid,
 	    .tid = p->pid,
 	    .vaddr = vaddr,
@@ -58,7 +58,7 @@ static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint6
 	    .size = ent & ENT_HUGE ? HOT_SIZE_HUGE : HOT_SIZE_BASE,
 	    .threshold = threshold,
 	};
-	if (a->nev == ABIT_EVENT_BATCH)
+	if (a->scan.nev == ABIT_EVENT_BATCH)
 		abit_scan_flush(a);
 }
 
@@ -71,13 +71,13 @@ static void piece_nodes(struct abit *a, const struct abit_proc *p, const struct 
 	if (!t || t->nr_blocks)
 		return;
 	for (uint32_t i = 0; i < g->npages; i++) {
-		a->addr[i] = (void *)(uintptr_t)(g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE);
-		a->node[i] = -1;
+		a->scan.addr[i] = (void *)(uintptr_t)(g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE);
+		a->scan.node[i] = -1;
 	}
 	if (a->ops->page_nodes &&
-	    a->ops->page_nodes(a->ops->ctx, p->pid, g->npages, a->addr, a->node) < 0)
+	    a->ops->page_nodes(a->ops->ctx, p->pid, g->npages, a->scan.addr, a->scan.node) < 0)
 		for (uint32_t i = 0; i < g->npages; i++)
-			a->node[i] = -1;
+			a->scan.node[i] = -1;
 }
 
 /* Node of page i of the piece scanned (PFN pfn), -1 when unknown. */
@@ -87,13 +87,13 @@ static int page_node(const struct abit *a, uint32_t i, uint64_t pfn)
 
 	if (!t || !pfn)
 		return -1;
-	return t->nr_blocks ? topology_node_of_pfn(t, pfn) : a->node[i];
+	return t->nr_blocks ? topology_node_of_pfn(t, pfn) : a->scan.node[i];
 }
 
 /* A page of a fast node the cold list wants watched (none unless some node is short). */
 static bool node_watched_fast(const struct abit *a, int node)
 {
-	return a->want && node >= 0 && node < 64 && (a->want >> node & 1);
+	return a->cold.want && node >= 0 && node < 64 && (a->cold.want >> node & 1);
 }
 
 /* Reads back the bitmap words of the piece's tracked PFNs. */
@@ -102,36 +102,37 @@ static int piece_fetch(struct abit *a, const struct abit_piece *g)
 	size_t n = 0;
 	int r;
 
-	idle_words_reset(&a->words);
+	idle_words_reset(&a->scan.words);
 	if (!g->ent || !g->ntracked)
 		return 0;
 	for (uint32_t i = 0; i < g->npages; i++)
 		if (g->ent[i] & ENT_TRACKED)
-			a->pfns[n++] = g->ent[i] & ENT_PFN;
-	r = idle_words_build(&a->words, a->pfns, n);
+			a->scan.pfns[n++] = g->ent[i] & ENT_PFN;
+	r = idle_words_build(&a->scan.words, a->scan.pfns, n);
 	if (r < 0)
 		return r;
-	r = idle_words_fetch(a->ops, a->bitmap_fd, &a->words);
+	r = idle_words_fetch(a->ops, a->bitmap_fd, &a->scan.words);
 	return r < 0 ? r : 0;
 }
 
-/* Reads the piece's pagemap entries into a->pm. -ESRCH when the process is gone (the
+/* Reads the piece's pagemap entries into a->scan.pm. -ESRCH when the process is gone (the
  * kernel returns end of file once its mm is released). */
 static int piece_read_pagemap(struct abit *a, int fd, const struct abit_piece *g)
 {
 	size_t len = (size_t)g->npages * 8;
-	ssize_t n = idle_io_read_full(a->ops, fd, a->pm, len, g->start / PAGEMAP_PAGE_SIZE * 8);
+	ssize_t n =
+	    idle_io_read_full(a->ops, fd, a->scan.pm, len, g->start / PAGEMAP_PAGE_SIZE * 8);
 
 	if (n < 0)
 		return abit_errno_gone((int)n) ? -ESRCH : (int)n;
 	if (n == 0)
 		return -ESRCH;
-	memset((char *)a->pm + n, 0, len - (size_t)n);
+	memset((char *)a->scan.pm + n, 0, len - (size_t)n);
 	return 0;
 }
 
 /* Compares the fresh pagemap with the cache: reports tracked pages whose bit was cleared and
- * whose PFN did not change, drops pages that left the slow tier, and lists in a->idx the
+ * whose PFN did not change, drops pages that left the slow tier, and lists in a->scan.idx the
  * slow pages whose kpageflags must be (re)read. Returns how many, or -EPERM for hidden
  * PFNs, -ENOMEM. *accessed counts the accesses reported. With watch_fast (some fast node
  * watched for demotion) the same for the pages of watched fast nodes, whose idle times
@@ -147,29 +148,30 @@ piece_compare_as(struct abit *a, struct abit_proc *p, struct abit_piece *g, unsi
 	 * arrives, while a sampled piece is learned because a sample found an access, which a
 	 * sweep moving through the piece would then keep supplying. */
 	unsigned gap = a->cfg->sources.abit.scan_interval_ms / FIRST_GAP_DIV;
-	unsigned first =
-	    a->first_thr && !p->smp && abit_since_now(a) - g->marked_ms <= gap ? a->first_thr : 0;
+	unsigned first = a->scan.first_thr && !p->smp && abit_since_now(a) - g->marked_ms <= gap
+			     ? a->scan.first_thr
+			     : 0;
 
 	if (watch_fast)
 		abit_cold_new_epoch(a, g);
 	for (uint32_t i = 0; i < g->npages; i++) {
-		uint64_t pfn = pagemap_pfn(a->pm[i]);
+		uint64_t pfn = pagemap_pfn(a->scan.pm[i]);
 		uint64_t old = g->ent ? g->ent[i] : 0;
 		int node = page_node(a, i, pfn);
 		bool slow = node >= 0 && topology_node_is_slow(a->cfg->topo, node);
 		bool fast = watch_fast && !slow && node_watched_fast(a, node);
 		bool same = (old & ENT_TRACKED) && (old & ENT_PFN) == pfn;
 
-		present += pagemap_present(a->pm[i]);
-		hidden += pagemap_present(a->pm[i]) && !pfn;
-		if (same && slow && !idle_words_idle(&a->words, pfn)) {
+		present += pagemap_present(a->scan.pm[i]);
+		hidden += pagemap_present(a->scan.pm[i]) && !pfn;
+		if (same && slow && !idle_words_idle(&a->scan.words, pfn)) {
 			abit_emit(a, p, g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE, old,
 				  old & ENT_FRESH ? first : 0);
 			(*accessed)++;
 		} else if (same && fast) {
 			if (!g->since && abit_cold_track(a, g, i) < 0)
 				return -ENOMEM;
-			abit_cold_note(a, p, g, i, node, idle_words_idle(&a->words, pfn));
+			abit_cold_note(a, p, g, i, node, idle_words_idle(&a->scan.words, pfn));
 		}
 		if (same && (old & ENT_FRESH))
 			g->ent[i] = old & ~ENT_FRESH; /* looked at once: no longer fresh */
@@ -188,11 +190,11 @@ piece_compare_as(struct abit *a, struct abit_proc *p, struct abit_piece *g, unsi
 		if (fast && abit_cold_track(a, g, i) < 0)
 			return -ENOMEM;
 		g->ent[i] = pfn | (fast ? ENT_FAST : 0);
-		a->idx[nneed++] = i;
+		a->scan.idx[nneed++] = i;
 	}
 	if (present > hidden)
-		a->pfn_seen = true;
-	if (hidden && !a->pfn_seen)
+		a->scan.pfn_seen = true;
+	if (hidden && !a->scan.pfn_seen)
 		return -EPERM;
 	return nneed;
 }
@@ -200,8 +202,8 @@ piece_compare_as(struct abit *a, struct abit_proc *p, struct abit_piece *g, unsi
 static int piece_compare(struct abit *a, struct abit_proc *p, struct abit_piece *g,
 			 unsigned *accessed)
 {
-	return a->want ? piece_compare_as(a, p, g, accessed, true)
-		       : piece_compare_as(a, p, g, accessed, false);
+	return a->cold.want ? piece_compare_as(a, p, g, accessed, true)
+			    : piece_compare_as(a, p, g, accessed, false);
 }
 
 /* Classifies the listed pages from kpageflags, one pread per run of consecutive PFNs. */
@@ -210,11 +212,11 @@ static int piece_learn(struct abit *a, struct abit_piece *g, int nneed)
 	uint64_t flags[ABIT_PIECE_PAGES];
 
 	for (int i = 0; i < nneed;) {
-		uint64_t first = g->ent[a->idx[i]] & ENT_PFN;
+		uint64_t first = g->ent[a->scan.idx[i]] & ENT_PFN;
 		int j = i + 1;
 		ssize_t n;
 
-		while (j < nneed && (g->ent[a->idx[j]] & ENT_PFN) == first + (uint64_t)(j - i))
+		while (j < nneed && (g->ent[a->scan.idx[j]] & ENT_PFN) == first + (uint64_t)(j - i))
 			j++;
 		n = idle_io_read_full(a->ops, a->kpf_fd, flags, (size_t)(j - i) * 8, first * 8);
 		if (n < 0)
@@ -222,7 +224,7 @@ static int piece_learn(struct abit *a, struct abit_piece *g, int nneed)
 		for (int k = i; k < j; k++) {
 			uint64_t f = (size_t)(k - i) * 8 < (size_t)n ? flags[k - i] : 0;
 			enum kpf_class c = kpf_classify(f);
-			uint64_t *e = &g->ent[a->idx[k]];
+			uint64_t *e = &g->ent[a->scan.idx[k]];
 
 			/* A slow page just tracked is fresh until its next look. */
 			uint64_t fresh = *e & ENT_FAST ? 0 : ENT_FRESH;
@@ -250,13 +252,13 @@ static int piece_mark(struct abit *a, struct abit_piece *g)
 		for (uint32_t i = 0; i < g->npages; i++) {
 			if (!(g->ent[i] & ENT_TRACKED))
 				continue;
-			a->pfns[n++] = g->ent[i] & ENT_PFN;
+			a->scan.pfns[n++] = g->ent[i] & ENT_PFN;
 			nfast += !!(g->ent[i] & ENT_FAST);
 		}
 	else if (g->ent)
 		for (uint32_t i = 0; i < g->npages; i++)
 			if (g->ent[i] & ENT_TRACKED)
-				a->pfns[n++] = g->ent[i] & ENT_PFN;
+				a->scan.pfns[n++] = g->ent[i] & ENT_PFN;
 	g->ntracked = (uint32_t)n;
 	g->nfast = (uint32_t)nfast;
 	g->marked_ms = abit_since_now(a);
@@ -270,10 +272,10 @@ static int piece_mark(struct abit *a, struct abit_piece *g)
 			abit_piece_forget(g);
 		return 0;
 	}
-	r = idle_words_build(&a->words, a->pfns, n);
+	r = idle_words_build(&a->scan.words, a->scan.pfns, n);
 	if (r < 0)
 		return r;
-	r = idle_words_mark(a->ops, a->bitmap_fd, &a->words, MARK_MAX_GAP);
+	r = idle_words_mark(a->ops, a->bitmap_fd, &a->scan.words, MARK_MAX_GAP);
 	return r < 0 ? r : 0;
 }
 
@@ -351,9 +353,9 @@ int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, i
 	if (!p->smp)
 		piece_quicken(p, g, accessed, had_tracked);
 	g->used = accessed != 0;
-	if (a->quick_scan && !accessed && g->ntracked - g->nfast <= had_tracked) {
+	if (a->scan.quick && !accessed && g->ntracked - g->nfast <= had_tracked) {
 		/* A quick look that found nothing new proves no idleness: the pace stands. */
-	} else if (a->quick_scan) {
+	} else if (a->scan.quick) {
 		g->interval = 1;
 		g->idle_scans = 0;
 		g->next_round = a->round; /* still scanned at the coming round */
@@ -427,17 +429,17 @@ int abit_scan_all(struct abit *a)
 	int r = 0;
 
 	abit_table_locate(a, a->cur_pid, a->cur_vaddr, &p0, &r0);
-	for (size_t k = 0; k <= a->nprocs && r == 0 && !abit_stopping(a); k++) {
-		size_t pi = (p0 + k) % (a->nprocs ? a->nprocs : 1);
+	for (size_t k = 0; k <= a->table.nprocs && r == 0 && !abit_stopping(a); k++) {
+		size_t pi = (p0 + k) % (a->table.nprocs ? a->table.nprocs : 1);
 		struct abit_proc *p;
 
-		if (!a->nprocs)
+		if (!a->table.nprocs)
 			break;
-		p = &a->procs[pi];
+		p = &a->table.procs[pi];
 		p->cpu_read = false;
 		if (k == 0)
 			r = proc_scan(a, p, r0, p->npieces);
-		else if (k == a->nprocs)
+		else if (k == a->table.nprocs)
 			r = r0 ? proc_scan(a, p, 0, r0) : 0; /* the part before the cursor */
 		else
 			r = proc_scan(a, p, 0, p->npieces);
@@ -456,7 +458,7 @@ int abit_scan_quick(struct abit *a, struct abit_proc *p)
 
 	if (p->smp || p->gone || !p->nquick)
 		return 0;
-	a->quick_scan = true;
+	a->scan.quick = true;
 	for (i = 0; i < p->npieces && !p->gone; i++) {
 		struct abit_piece *g = &p->piece[i];
 
@@ -476,7 +478,7 @@ int abit_scan_quick(struct abit *a, struct abit_proc *p)
 		}
 		left += g->quick || g->fresh;
 	}
-	a->quick_scan = false;
+	a->scan.quick = false;
 	/* Recounted only after a whole walk; an early stop keeps the count, never below the truth.
 	 */
 	if (i == p->npieces)

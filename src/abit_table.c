@@ -94,15 +94,15 @@ static int pieces_cut(uint64_t start, uint64_t end, struct abit_piece **reg, siz
 	return 0;
 }
 
-/* The pieces of the VMAs in a->vmas, in address order. -ENOMEM. */
+/* The pieces of the VMAs in a->table.vmas, in address order. -ENOMEM. */
 static int pieces_from_vmas(struct abit *a, struct abit_piece **out, size_t *nout)
 {
 	struct abit_piece *reg = NULL;
 	size_t n = 0, cap = 0;
 
-	for (size_t i = 0; i < a->vmas.n; i++) {
-		if (pieces_cut(a->vmas.v[i].start, a->vmas.v[i].end, &reg, &n, &cap, a->round) <
-		    0) {
+	for (size_t i = 0; i < a->table.vmas.n; i++) {
+		if (pieces_cut(a->table.vmas.v[i].start, a->table.vmas.v[i].end, &reg, &n, &cap,
+			       a->round) < 0) {
 			pieces_free(reg, n);
 			return -ENOMEM;
 		}
@@ -112,8 +112,8 @@ static int pieces_from_vmas(struct abit *a, struct abit_piece **out, size_t *nou
 	return 0;
 }
 
-/* Reads pid's VMAs into a->vmas, keeping what its resident set (rss pages) and the source's
- * cap allow (abit_vmas.h; a->pieces_used holds the pieces of every other process); counts
+/* Reads pid's VMAs into a->table.vmas, keeping what its resident set (rss pages) and the source's
+ * cap allow (abit_vmas.h; a->table.pieces_used holds the pieces of every other process); counts
  * what is left out (*capped then). -errno (-ENOENT/-ESRCH: gone). */
 static int proc_vmas(struct abit *a, pid_t pid, uint64_t rss, bool *capped)
 {
@@ -123,11 +123,13 @@ static int proc_vmas(struct abit *a, pid_t pid, uint64_t rss, bool *capped)
 
 	r = procfs_path(path, sizeof(path), a->procfs_root, pid, "maps");
 	if (r == 0)
-		r = abit_vmas_read_maps(&a->vmas, path);
+		r = abit_vmas_read_maps(&a->table.vmas, path);
 	if (r < 0)
 		return r;
-	need = abit_vmas_pieces(&a->vmas);
-	left = a->pieces_cap > a->pieces_used ? a->pieces_cap - a->pieces_used : 0;
+	need = abit_vmas_pieces(&a->table.vmas);
+	left = a->table.pieces_cap > a->table.pieces_used
+		   ? a->table.pieces_cap - a->table.pieces_used
+		   : 0;
 	allow = abit_vmas_allowance(rss);
 	if (need <= allow && need <= left)
 		return 0;
@@ -135,10 +137,10 @@ static int proc_vmas(struct abit *a, pid_t pid, uint64_t rss, bool *capped)
 	 * read keeps them all, and the cut below still bounds the state. */
 	r = procfs_path(path, sizeof(path), a->procfs_root, pid, "numa_maps");
 	if (r == 0)
-		r = abit_vmas_drop_empty(&a->vmas, path);
+		r = abit_vmas_drop_empty(&a->table.vmas, path);
 	if (r == -ENOMEM || r == -ECANCELED)
 		return r;
-	cut = abit_vmas_fit(&a->vmas, allow < left ? allow : left);
+	cut = abit_vmas_fit(&a->table.vmas, allow < left ? allow : left);
 	*capped = cut != 0;
 	if (cut) {
 		abit_stat_add_skip(a, allow <= left ? SKIP_PROCESS_CAP : SKIP_TOTAL_CAP, cut);
@@ -215,7 +217,7 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 		r = abit_vmas_read_statm(path, &p.vm_size, &p.vm_rss);
 	if (r < 0)
 		return abit_errno_gone(r) ? -ESRCH : r;
-	if (old && a->maps_keep && !old->capped && old->starttime == p.starttime &&
+	if (old && a->table.maps_keep && !old->capped && old->starttime == p.starttime &&
 	    old->vm_size == p.vm_size && old->vm_rss == p.vm_rss &&
 	    old->maps_kept < ABIT_MAPS_KEEP_MAX) {
 		old->maps_kept++;
@@ -254,9 +256,9 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 
 static void pieces_recount(struct abit *a)
 {
-	a->pieces_used = 0;
-	for (size_t i = 0; i < a->nprocs; i++)
-		a->pieces_used += a->procs[i].npieces;
+	a->table.pieces_used = 0;
+	for (size_t i = 0; i < a->table.nprocs; i++)
+		a->table.pieces_used += a->table.procs[i].npieces;
 }
 
 /* Re-reads the selected processes and their VMAs, keeping what is known of unchanged
@@ -275,13 +277,13 @@ static int table_reread_all(struct abit *a, const struct pghotd_config *cfg)
 		free(pids);
 		return -ENOMEM;
 	}
-	a->pieces_used = 0; /* the cap counts the new list as it is built */
+	a->table.pieces_used = 0; /* the cap counts the new list as it is built */
 	for (size_t i = 0; i < n; i++) {
 		if (abit_stopping(a))
 			break;
 		if (!proc_selected(a, cfg, pids[i]))
 			continue;
-		old = abit_table_find(a->procs, a->nprocs, pids[i]);
+		old = abit_table_find(a->table.procs, a->table.nprocs, pids[i]);
 		r = proc_build(a, pids[i], old, &np[k]);
 		if (r == -ENOMEM) {
 			abit_table_free(np, k);
@@ -296,15 +298,15 @@ static int table_reread_all(struct abit *a, const struct pghotd_config *cfg)
 			old->smp = NULL;
 		}
 		if (r >= 0)
-			a->pieces_used += np[k++].npieces;
+			a->table.pieces_used += np[k++].npieces;
 		/* Other failures: the process exited, or is not ours to read; skip it. */
 	}
-	free(a->listed);
-	a->listed = pids;
-	a->nlisted = n;
-	abit_table_free(a->procs, a->nprocs);
-	a->procs = np;
-	a->nprocs = k;
+	free(a->table.listed);
+	a->table.listed = pids;
+	a->table.nlisted = n;
+	abit_table_free(a->table.procs, a->table.nprocs);
+	a->table.procs = np;
+	a->table.nprocs = k;
 	return 0;
 }
 
@@ -321,9 +323,10 @@ int abit_table_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *p
 	int r;
 
 	for (i = 0, j = 0; i < n; i++) {
-		while (j < a->nlisted && a->listed[j] < pids[i])
+		while (j < a->table.nlisted && a->table.listed[j] < pids[i])
 			j++;
-		if ((j < a->nlisted && a->listed[j] == pids[i]) || !proc_selected(a, cfg, pids[i]))
+		if ((j < a->table.nlisted && a->table.listed[j] == pids[i]) ||
+		    !proc_selected(a, cfg, pids[i]))
 			continue;
 		if (nadd == cap) {
 			struct abit_proc *bigger;
@@ -339,7 +342,7 @@ int abit_table_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *p
 		if (r == -ENOMEM)
 			goto nomem;
 		if (r == 0) /* other failures: exited, or not ours to read */
-			a->pieces_used += add[nadd++].npieces;
+			a->table.pieces_used += add[nadd++].npieces;
 		if (abit_stopping(a))
 			break;
 	}
@@ -347,28 +350,29 @@ int abit_table_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *p
 		/* Both sorted by pid: merge, so abit_table_find() keeps working. A pid watched
 		 * already (gone from one listing and back) keeps its entry if it is the same
 		 * process, and takes the new one if the pid was reused. */
-		merged = calloc(a->nprocs + nadd, sizeof(*merged));
+		merged = calloc(a->table.nprocs + nadd, sizeof(*merged));
 		if (!merged)
 			goto nomem;
-		for (i = 0, j = 0, k = 0; i < a->nprocs || j < nadd;) {
-			if (j == nadd || (i < a->nprocs && a->procs[i].pid < add[j].pid))
-				merged[k++] = a->procs[i++];
-			else if (i < a->nprocs && a->procs[i].pid == add[j].pid &&
-				 a->procs[i].starttime == add[j].starttime)
+		for (i = 0, j = 0, k = 0; i < a->table.nprocs || j < nadd;) {
+			if (j == nadd ||
+			    (i < a->table.nprocs && a->table.procs[i].pid < add[j].pid))
+				merged[k++] = a->table.procs[i++];
+			else if (i < a->table.nprocs && a->table.procs[i].pid == add[j].pid &&
+				 a->table.procs[i].starttime == add[j].starttime)
 				proc_free(&add[j++]);
-			else if (i < a->nprocs && a->procs[i].pid == add[j].pid)
-				proc_free(&a->procs[i++]);
+			else if (i < a->table.nprocs && a->table.procs[i].pid == add[j].pid)
+				proc_free(&a->table.procs[i++]);
 			else
 				merged[k++] = add[j++];
 		}
-		free(a->procs);
-		a->procs = merged;
-		a->nprocs = k;
+		free(a->table.procs);
+		a->table.procs = merged;
+		a->table.nprocs = k;
 	}
 	free(add);
-	free(a->listed);
-	a->listed = pids;
-	a->nlisted = n;
+	free(a->table.listed);
+	a->table.listed = pids;
+	a->table.nlisted = n;
 	pieces_recount(a);
 	return 0;
 nomem:
@@ -382,14 +386,14 @@ void abit_table_drop_gone(struct abit *a)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < a->nprocs; i++) {
-		if (a->procs[i].gone) {
-			proc_free(&a->procs[i]);
+	for (size_t i = 0; i < a->table.nprocs; i++) {
+		if (a->table.procs[i].gone) {
+			proc_free(&a->table.procs[i]);
 			continue;
 		}
-		a->procs[k++] = a->procs[i];
+		a->table.procs[k++] = a->table.procs[i];
 	}
-	a->nprocs = k;
+	a->table.nprocs = k;
 	pieces_recount(a);
 }
 
@@ -400,20 +404,20 @@ void abit_table_drop_gone(struct abit *a)
  * read any more is marked gone. */
 static int table_reread_young(struct abit *a)
 {
-	for (size_t i = 0; i < a->nprocs; i++) {
-		struct abit_proc *p = &a->procs[i], fresh;
+	for (size_t i = 0; i < a->table.nprocs; i++) {
+		struct abit_proc *p = &a->table.procs[i], fresh;
 		int r;
 
 		if (p->gone || a->round >= p->added + ABIT_REFRESH_ROUNDS || p->added == a->round)
 			continue;
-		a->pieces_used -= p->npieces; /* the cap counts every other process */
+		a->table.pieces_used -= p->npieces; /* the cap counts every other process */
 		r = proc_build(a, p->pid, p, &fresh);
 		if (r == 1) {
-			a->pieces_used += p->npieces;
+			a->table.pieces_used += p->npieces;
 			continue;
 		}
 		if (r < 0) {
-			a->pieces_used += p->npieces;
+			a->table.pieces_used += p->npieces;
 			if (r == -ENOMEM)
 				return r;
 			p->gone = true;
@@ -421,7 +425,7 @@ static int table_reread_young(struct abit *a)
 		}
 		proc_free(p);
 		*p = fresh;
-		a->pieces_used += p->npieces;
+		a->table.pieces_used += p->npieces;
 	}
 	return 0;
 }
@@ -432,22 +436,22 @@ int abit_table_refresh(struct abit *a, const struct pghotd_config *cfg)
 	size_t n;
 	int r;
 
-	if (a->refreshed && a->cfg_generation == cfg->generation &&
-	    a->round - a->last_refresh < ABIT_REFRESH_ROUNDS) {
-		a->maps_keep = true;
+	if (a->table.refreshed && a->table.cfg_generation == cfg->generation &&
+	    a->round - a->table.last_refresh < ABIT_REFRESH_ROUNDS) {
+		a->table.maps_keep = true;
 		r = table_reread_young(a);
 		if (r < 0)
 			return r;
 		r = procfs_list_pids(a->procfs_root, &pids, &n);
 		return r < 0 ? 0 : abit_table_add_new(a, cfg, pids, n);
 	}
-	a->maps_keep = a->refreshed && a->cfg_generation == cfg->generation;
+	a->table.maps_keep = a->table.refreshed && a->table.cfg_generation == cfg->generation;
 	r = table_reread_all(a, cfg);
 	if (r < 0)
 		return r;
-	a->refreshed = true;
-	a->last_refresh = a->round;
-	a->cfg_generation = cfg->generation;
+	a->table.refreshed = true;
+	a->table.last_refresh = a->round;
+	a->table.cfg_generation = cfg->generation;
 	return 0;
 }
 
@@ -481,21 +485,21 @@ void abit_table_locate(const struct abit *a, pid_t pid, uint64_t vaddr, size_t *
 {
 	*pi = 0;
 	*ri = 0;
-	while (*pi < a->nprocs && a->procs[*pi].pid < pid)
+	while (*pi < a->table.nprocs && a->table.procs[*pi].pid < pid)
 		(*pi)++;
-	if (*pi == a->nprocs) {
+	if (*pi == a->table.nprocs) {
 		*pi = 0;
 		return;
 	}
-	if (a->procs[*pi].pid != pid)
+	if (a->table.procs[*pi].pid != pid)
 		return;
-	while (*ri < a->procs[*pi].npieces && a->procs[*pi].piece[*ri].start < vaddr)
+	while (*ri < a->table.procs[*pi].npieces && a->table.procs[*pi].piece[*ri].start < vaddr)
 		(*ri)++;
 }
 
 const struct abit_piece *abit_table_piece_at(const struct abit *a, pid_t pid, uint64_t vaddr)
 {
-	const struct abit_proc *p = abit_table_find(a->procs, a->nprocs, pid);
+	const struct abit_proc *p = abit_table_find(a->table.procs, a->table.nprocs, pid);
 
 	for (size_t j = 0; p && j < p->npieces; j++)
 		if (vaddr >= p->piece[j].start &&

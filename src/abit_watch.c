@@ -82,7 +82,7 @@ int abit_watch_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *ol
 		p->smp = old->smp;
 		old->smp = NULL;
 	} else {
-		r = abit_sampler_new(want, ABIT_SAMPLES_PER_AGGR, &a->rng, &p->smp);
+		r = abit_sampler_new(want, ABIT_SAMPLES_PER_AGGR, &a->watch.rng, &p->smp);
 	}
 	if (r == 0)
 		r = abit_sampler_update(p->smp, rg, n);
@@ -116,7 +116,7 @@ static void proc_watch(struct abit *a, struct abit_proc *p)
 		while (h < nh && hot[h].end <= g->start)
 			h++;
 		w = g->seen || (h < nh && hot[h].start < end);
-		if (w && !was && a->nwatched >= cap)
+		if (w && !was && a->watch.nwatched >= cap)
 			w = false; /* no room: looked at again at the next aggregation */
 		if (w && !g->watch)
 			abit_piece_due_now(a, g);
@@ -124,9 +124,9 @@ static void proc_watch(struct abit *a, struct abit_proc *p)
 		g->seen = false;
 		if (was && !abit_piece_scanned(g)) {
 			abit_piece_unwatch(g);
-			a->nwatched--;
+			a->watch.nwatched--;
 		}
-		a->nwatched += !was && w;
+		a->watch.nwatched += !was && w;
 	}
 }
 
@@ -195,9 +195,9 @@ static int proc_watch_hits(struct abit *a, struct abit_proc *p, int fd)
 	for (size_t i = 0; i < n && r == 0; i++) {
 		struct abit_piece *g = abit_proc_piece(p, hit[i]);
 
-		if (!g || g->watch || (!abit_piece_scanned(g) && a->nwatched >= cap))
+		if (!g || g->watch || (!abit_piece_scanned(g) && a->watch.nwatched >= cap))
 			continue;
-		a->nwatched += !abit_piece_scanned(g);
+		a->watch.nwatched += !abit_piece_scanned(g);
 		g->watch = true;
 		g->seen = true;
 		abit_piece_due_now(a, g);
@@ -226,8 +226,8 @@ static int proc_sample(struct abit *a, struct abit_proc *p)
 				    .kpf_fd = a->kpf_fd,
 				    .pid = p->pid,
 				    .topo = a->cfg->topo,
-				    .pfn_seen = &a->pfn_seen,
-				    .fast_mask = a->want};
+				    .pfn_seen = &a->scan.pfn_seen,
+				    .fast_mask = a->cold.want};
 	size_t n = abit_sampler_count(p->smp);
 	int r;
 
@@ -247,7 +247,7 @@ static int proc_sample(struct abit *a, struct abit_proc *p)
 	/* Charged for every piece; idle ones took turns. */
 	token_bucket_refund(&a->budget, n - abit_sampler_taken(p->smp));
 	a->scanned += abit_sampler_taken(p->smp);
-	if (r >= 0 && a->want)
+	if (r >= 0 && a->cold.want)
 		proc_note_fast(p);
 	if (r == 1)
 		proc_watch(a, p);
@@ -265,14 +265,15 @@ int abit_watch_sample_all(struct abit *a)
 {
 	/* Once a round, the watched pieces counted afresh: processes gone and refreshed maps
 	 * drop pieces without proc_watch() seeing them. */
-	if (a->step % ABIT_SAMPLES_PER_ROUND == 0) {
-		a->nwatched = 0;
-		for (size_t i = 0; i < a->nprocs; i++)
-			for (size_t k = 0; k < a->procs[i].npieces; k++)
-				a->nwatched += abit_piece_scanned(&a->procs[i].piece[k]);
+	if (a->watch.step % ABIT_SAMPLES_PER_ROUND == 0) {
+		a->watch.nwatched = 0;
+		for (size_t i = 0; i < a->table.nprocs; i++)
+			for (size_t k = 0; k < a->table.procs[i].npieces; k++)
+				a->watch.nwatched +=
+				    abit_piece_scanned(&a->table.procs[i].piece[k]);
 	}
-	for (size_t i = 0; i < a->nprocs && !abit_stopping(a); i++) {
-		struct abit_proc *p = &a->procs[i];
+	for (size_t i = 0; i < a->table.nprocs && !abit_stopping(a); i++) {
+		struct abit_proc *p = &a->table.procs[i];
 
 		if (p->smp && !p->gone && proc_sample(a, p) == -EPERM)
 			return -EPERM;
