@@ -159,7 +159,7 @@ static ssize_t fx_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_
 	return idle_io_real_ops.pwrite(NULL, fd, buf, len, off);
 }
 
-/* Without a block map the node comes from move_pages: here, the first page of each region
+/* Without a block map the node comes from move_pages: here, the first page of each piece
  * is on node 1 and every other page on node 0. */
 long fx_page_nodes(void *ctx, pid_t pid, unsigned long n, void **pages, int *status)
 {
@@ -346,7 +346,7 @@ int fx_round(struct fx *f)
 	return abit_round(f->a, f->cfg);
 }
 
-/* One scan interval: ABIT_HOT_SPEEDUP rounds, so a region that cooled down is scanned once.
+/* One scan interval: ABIT_HOT_SPEEDUP rounds, so a piece that cooled down is scanned once.
  * Returns the accesses found, or the first error. */
 int fx_interval(struct fx *f)
 {
@@ -374,7 +374,7 @@ uint64_t fx_stat(struct fx *f, enum stat_src_counter c)
 	return atomic_load(&f->stats.src[SRC_ABIT][c]);
 }
 
-/* A process of 16 regions of 2 MiB (8192 pages) with slow pages everywhere, max_regions 64:
+/* A process of 16 pieces of 2 MiB (8192 pages) with slow pages everywhere, max_regions 64:
  * sampling regions of at most L = ceil(4 * 8192 / 64) = 512 pages. */
 void fx_regions_proc(struct fx *f)
 {
@@ -384,7 +384,7 @@ void fx_regions_proc(struct fx *f)
 	f->cfg->sources.abit.max_regions = 64;
 	f->cfg->sources.abit.full_scan_mib = 0; /* sampled, however small */
 	fx_proc(f, 100, "app", 0, VA, VA + 16 * PIECE);
-	/* The hot band's 64 pages at the start of region 5 (PFNs of one bitmap word), then every
+	/* The hot band's 64 pages at the start of piece 5 (PFNs of one bitmap word), then every
 	 * 16th page of the others. */
 	for (uint64_t i = 0; i < 64; i++)
 		fx_map(f, 100, VA + 5 * PIECE + i * 4096, SLOW_PFN + i, LRU);

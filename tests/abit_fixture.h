@@ -65,7 +65,7 @@ void write_file(const char *path, const void *data, size_t len);
 void pwrite_u64(const char *path, uint64_t off, uint64_t v);
 uint64_t pread_u64(const char *path, uint64_t off);
 void fx_sink(void *ctx, const struct pghotd_config *cfg, const struct access_event *ev, size_t n);
-/* Without a block map the node comes from move_pages: here, the first page of each region
+/* Without a block map the node comes from move_pages: here, the first page of each piece
  * is on node 1 and every other page on node 0. */
 long fx_page_nodes(void *ctx, pid_t pid, unsigned long n, void **pages, int *status);
 int fx_setup(void **state);
@@ -81,13 +81,13 @@ bool fx_idle_bit(struct fx *f, uint64_t pfn);
 /* What the kernel does when the page is accessed: its idle bit reads 0. */
 void fx_access(struct fx *f, uint64_t pfn);
 int fx_round(struct fx *f);
-/* One scan interval: ABIT_HOT_SPEEDUP rounds, so a region that cooled down is scanned once.
+/* One scan interval: ABIT_HOT_SPEEDUP rounds, so a piece that cooled down is scanned once.
  * Returns the accesses found, or the first error. */
 int fx_interval(struct fx *f);
 /* One step between rounds of mode full: a quarter of a round (abit_step()). */
 int fx_step(struct fx *f);
 uint64_t fx_stat(struct fx *f, enum stat_src_counter c);
-/* A process of 16 regions of 2 MiB (8192 pages) with slow pages everywhere, max_regions 64:
+/* A process of 16 pieces of 2 MiB (8192 pages) with slow pages everywhere, max_regions 64:
  * sampling regions of at most L = ceil(4 * 8192 / 64) = 512 pages. */
 void fx_regions_proc(struct fx *f);
 

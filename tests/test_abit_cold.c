@@ -192,7 +192,7 @@ static void test_fast_pages_appearing_do_not_quicken_the_scans_of_their_piece(vo
 	fx_map(f, 100, VA, 100, LRU);
 	fx_new_abit(f);
 	cold_list_want(f->cold, 1);
-	/* A new fast page every round (the process allocating on its fast node): the region
+	/* A new fast page every round (the process allocating on its fast node): the piece
 	 * still backs off as one without slow pages does. */
 	for (int r = 1; r <= 40; r++) {
 		fx_map(f, 100, VA + 0x1000 * (uint64_t)r, 100 + (uint64_t)r, LRU);
@@ -206,7 +206,7 @@ static void test_piece_of_watched_fast_pages_is_seen_every_quarter_idle_time(voi
 {
 	struct fx *f = *state;
 	/* Idle time 16 scan intervals: a quarter is 4 intervals, 8 rounds of half an interval
-	 * (without the cap the region would back off to ABIT_MAX_INTERVAL rounds). */
+	 * (without the cap the piece would back off to ABIT_MAX_INTERVAL rounds). */
 	const uint16_t cap = 8;
 	size_t offered = 0;
 	struct cold_page c;
@@ -379,11 +379,11 @@ static void test_fast_pages_the_scan_finds_cold_are_demoted_by_the_promoter(void
 	hot_table_free(hot);
 }
 
-/* Demotion in mode regions: eight idle pages of node 0 in region 3 and eight in region 9 that
+/* Demotion in mode regions: eight idle pages of node 0 in piece 3 and eight in piece 9 that
  * are used all the time, among the fixture's slow pages. Samples that land on them put their
- * regions in the cold window (about one step in 64 per region: 8 of its 512 pages), where
+ * pieces in the cold window (about one step in 64 per piece: 8 of its 512 pages), where
  * they are scanned page by page: the idle ones are offered, with their age, the used ones
- * never. Without the cold window no page is offered, as promotion watches no region here.
+ * never. Without the cold window no page is offered, as promotion watches no piece here.
  * The bound: a hint is missed for 640 steps with probability (63/64)^640 < e^-10. */
 static void test_region_mode_offers_idle_fast_pages_through_the_cold_window(void **state)
 {
@@ -425,7 +425,7 @@ static void test_region_mode_offers_idle_fast_pages_through_the_cold_window(void
 	}
 	assert_int_equal(cold_list_len(f->cold), 0);
 	assert_int_equal(f->nev, 0);
-	/* Demotion wants no more: the window lets its regions go, with their per-page state. */
+	/* Demotion wants no more: the window lets its pieces go, with their per-page state. */
 	cold_list_want(f->cold, 0);
 	for (int i = 0; i < ABIT_SAMPLES_PER_ROUND; i++)
 		assert_true(fx_round(f) >= 0);

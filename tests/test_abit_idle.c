@@ -155,7 +155,7 @@ static void test_pages_arriving_on_the_slow_tier_wake_backed_off_pieces(void **s
 	for (int round = 0; round < 64; round++)
 		assert_true(fx_round(f) >= 0);
 	assert_int_equal(abit_piece_interval(f->a, 100, VA), ABIT_MAX_INTERVAL);
-	/* A page moves to the slow tier, but the node's use has not grown by 16 MiB: the region
+	/* A page moves to the slow tier, but the node's use has not grown by 16 MiB: the piece
 	 * waits for its turn. */
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
 	fx_slow_used(f, 1024 + 8192);

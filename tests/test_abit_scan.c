@@ -214,7 +214,7 @@ static void test_pages_looked_at_stay_within_max_pages_per_sec(void **state)
 	struct fx *f = *state;
 	uint64_t prev = 0;
 
-	/* Eight regions with one slow page each; 1024 pages a second pays two regions. */
+	/* Eight pieces with one slow page each; 1024 pages a second pays two pieces. */
 	f->cfg->sources.abit.max_pages_per_sec = 1024;
 	f->cfg->sources.abit.scan_interval_ms = 1000;
 	fx_proc(f, 100, "app", 0, VA, VA + 8 * PIECE);
@@ -225,12 +225,12 @@ static void test_pages_looked_at_stay_within_max_pages_per_sec(void **state)
 		assert_int_equal(fx_round(f), 0);
 		assert_int_equal(fx_stat(f, SS_PAGES_SCANNED) - prev, 1024);
 		prev = fx_stat(f, SS_PAGES_SCANNED);
-		/* The cursor moves on: every region is reached within four rounds. */
+		/* The cursor moves on: every piece is reached within four rounds. */
 		assert_int_equal(abit_nr_tracked(f->a), 2 * (size_t)round);
 	}
 	for (int round = 0; round < 16; round++) {
 		for (uint64_t i = 0; i < 8; i++)
-			fx_access(f, SLOW_PFN + 64 * i); /* all hot: every region wants a scan */
+			fx_access(f, SLOW_PFN + 64 * i); /* all hot: every piece wants a scan */
 		assert_true(fx_round(f) >= 0);
 	}
 	/* 20 seconds at 1024/s, plus one burst. */
@@ -254,10 +254,10 @@ static void test_piece_intervals_follow_the_accesses(void **state)
 	}
 	assert_int_equal(abit_piece_interval(f->a, 100, VA), 1);
 	assert_int_equal(abit_piece_interval(f->a, 100, VA + PIECE), ABIT_MAX_INTERVAL);
-	/* 64 rounds of the hot region, far fewer of the cold one: 2,2,4,4,8,8,16,16 apart. */
+	/* 64 rounds of the hot piece, far fewer of the cold one: 2,2,4,4,8,8,16,16 apart. */
 	assert_true(fx_stat(f, SS_PAGES_SCANNED) < (64 + 12) * 512);
 
-	/* The cold region heats up: found at its next scan, then scanned every round. */
+	/* The cold piece heats up: found at its next scan, then scanned every round. */
 	fx_access(f, SLOW_PFN + 200);
 	for (int round = 0; round < ABIT_MAX_INTERVAL; round++) {
 		size_t before = f->nev;
@@ -316,7 +316,7 @@ static void test_new_process_is_looked_at_by_the_next_steps(void **state)
 	assert_int_equal(fx_round(f), 1);
 }
 
-/* Mode full: a region accessed at every round gets no look between them, but one whose scan
+/* Mode full: a piece accessed at every round gets no look between them, but one whose scan
  * found accesses after quiet scans (a hot set moving in) is looked at again by the next
  * steps. */
 static void test_piece_waking_from_idleness_gets_quick_looks(void **state)

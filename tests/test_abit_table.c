@@ -139,7 +139,7 @@ static void test_maps_with_a_very_long_line_gives_every_vma(void **state)
 }
 
 /* A 4 TiB PROT_READ|MAP_NORESERVE mapping with nothing resident beside a small one in use:
- * the source keeps regions for the small one only (numa_maps shows the big one empty), so
+ * the source keeps pieces for the small one only (numa_maps shows the big one empty), so
  * the mapping costs nothing, and nothing is counted as skipped. */
 static void test_sparse_mapping_with_nothing_resident_costs_no_pieces(void **state)
 {
@@ -168,8 +168,8 @@ static void test_sparse_mapping_with_nothing_resident_costs_no_pieces(void **sta
 	assert_int_equal(atomic_load(&f->stats.abit_skip[SKIP_TOTAL_CAP]), 0);
 }
 
-/* A process spanning more regions than its resident set pays for (500 resident pages:
- * ABIT_VMAS_FLOOR + ABIT_VMAS_PER_HUGE = 528 regions), all of them holding pages: the first
+/* A process spanning more pieces than its resident set pays for (500 resident pages:
+ * ABIT_VMAS_FLOOR + ABIT_VMAS_PER_HUGE = 528 pieces), all of them holding pages: the first
  * 528 are kept, the other 72 counted as left out for the process's cap. */
 static void test_pieces_beyond_a_process_allowance_are_left_out_and_counted(void **state)
 {
@@ -183,7 +183,7 @@ static void test_pieces_beyond_a_process_allowance_are_left_out_and_counted(void
 	assert_int_equal(atomic_load(&f->stats.abit_skip[SKIP_PROCESS_CAP]), 72);
 }
 
-/* The source's cap over every process: with room for 100 regions, a first process of 64 gets
+/* The source's cap over every process: with room for 100 pieces, a first process of 64 gets
  * them all, a second of 64 the 36 left, and 28 are counted as left out for the total. */
 static void test_pieces_beyond_the_source_cap_are_left_out_and_counted(void **state)
 {
@@ -315,7 +315,7 @@ static void test_young_process_maps_are_read_every_round(void **state)
 	assert_int_equal(abit_nr_tracked(f->a), 1);
 }
 
-/* A process whose size and resident set stay as they were keeps its regions without a read
+/* A process whose size and resident set stay as they were keeps its pieces without a read
  * of its maps, at most ABIT_MAPS_KEEP_MAX times in a row: a process of huge maps that does
  * nothing costs a statm read per re-read. A changed maps file is taken in at the latest
  * after those. */
@@ -333,7 +333,7 @@ static void test_unchanged_process_is_not_reread_until_its_statm_changes(void **
 		rounds++;
 	}
 	printf("maps taken in after %d rounds\n", rounds);
-	/* Its young re-reads (every round) and the first refresh kept the regions (without the
+	/* Its young re-reads (every round) and the first refresh kept the pieces (without the
 	 * statm check the first re-read takes the new maps in)... */
 	assert_true(rounds > ABIT_REFRESH_ROUNDS);
 	/* ...until ABIT_MAPS_KEEP_MAX of them had, and the next one read the maps. */

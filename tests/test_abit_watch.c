@@ -49,9 +49,9 @@ static void fx_access_band(struct fx *f)
  * intervals: ceil(2 * 10 * 512 / 64) = 160 samples, since only the uniform half of the draws
  * is counted on (the other half goes to the pieces' tails), 28 in the first six intervals
  * while the band's region looks idle and takes longer turns, one per interval after that) but with
- * probability e^-10, and its pages are reported one scan interval later (the region becomes
+ * probability e^-10, and its pages are reported one scan interval later (the piece becomes
  * watched, the next round learns it, the one after reports): within
- * (k + 1) * ABIT_SAMPLES_PER_AGGR steps. Nothing else is reported, cold regions are never
+ * (k + 1) * ABIT_SAMPLES_PER_AGGR steps. Nothing else is reported, cold pieces are never
  * scanned page by page. */
 static void test_region_mode_finds_a_hot_band_within_the_bound(void **state)
 {
@@ -89,8 +89,8 @@ static void test_region_mode_finds_a_hot_band_within_the_bound(void **state)
 			assert_int_equal(abit_piece_watched(f->a, 100, VA + g * PIECE), 0);
 }
 
-/* A sample read back accessed watches its 2 MiB region at once, not at the end of the
- * aggregation interval (ABIT_SAMPLES_PER_AGGR steps): one region of 512 slow pages, all used
+/* A sample read back accessed watches its 2 MiB piece at once, not at the end of the
+ * aggregation interval (ABIT_SAMPLES_PER_AGGR steps): one piece of 512 slow pages, all used
  * all the time, is watched at the second step (the first reads back nothing) and its pages are
  * reported at the step after that, and again at the next (QUICK_STEPS re-reads), not from the
  * next round: a page used all the time is counted twice two steps after its sample. */
@@ -126,7 +126,7 @@ static void test_region_mode_watches_a_sampled_access_at_once(void **state)
 	write_file(path, zeros, sizeof(zeros));
 	assert_true(fx_round(f) >= 0);
 	assert_true(f->nev - nev >= 512 - abit_nr_sample_regions(f->a, 100));
-	/* The re-reads are done: the next call is a round, which reads the region as every
+	/* The re-reads are done: the next call is a round, which reads the piece as every
 	 * round does a watched one, and the step after it reports nothing. */
 	nev = f->nev;
 	write_file(path, zeros, sizeof(zeros));
@@ -177,7 +177,7 @@ static void test_region_mode_sees_pages_that_become_slow_later(void **state)
 	assert_true(f->nev > 0 && steps <= (int)(k + 1) * ABIT_SAMPLES_PER_AGGR);
 }
 
-/* Every page accessed all the time, 16 regions hot: no more than max_watched_mib (4 regions)
+/* Every page accessed all the time, 16 pieces hot: no more than max_watched_mib (4 pieces)
  * are scanned page by page, and only they hold per-page state. */
 static void test_region_mode_watches_no_more_than_the_cap(void **state)
 {
@@ -198,11 +198,11 @@ static void test_region_mode_watches_no_more_than_the_cap(void **state)
 		assert_true(watched <= 4);
 	}
 	assert_int_equal(watched, 4);
-	assert_true(abit_nr_tracked(f->a) <= 4 * 64); /* 64 pages mapped in the fullest region */
+	assert_true(abit_nr_tracked(f->a) <= 4 * 64); /* 64 pages mapped in the fullest piece */
 	assert_true(f->nev > 0);
 }
 
-/* Nothing accessed for ten scan intervals: no region is watched, no event, and the pages
+/* Nothing accessed for ten scan intervals: no piece is watched, no event, and the pages
  * looked at are the samples alone, at most max_regions a step, a fraction of what the full
  * scan looks at. */
 static void test_region_mode_looks_at_cold_memory_through_samples_only(void **state)
@@ -248,7 +248,7 @@ static void test_region_mode_scans_small_processes_in_full(void **state)
 	assert_int_equal(abit_nr_tracked(f->a), 0);
 }
 
-/* The mode follows a reload: full scans every region, regions samples, full again. */
+/* The mode follows a reload: full scans every piece, regions samples, full again. */
 static void test_mode_follows_the_configuration(void **state)
 {
 	struct fx *f = *state;
