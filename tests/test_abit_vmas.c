@@ -1,5 +1,5 @@
 /* abit_vmas: the per-process allowance and the global cap of the Accessed-bit source's
- * regions, the cut that keeps them, and the numa_maps and statm readings behind them. */
+ * pieces, the cut that keeps them, and the numa_maps and statm readings behind them. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,6 @@
 
 #include "abit_vmas.h"
 #include "pagemap.h"
-#include "procfs.h"
 
 #define MIB2 (UINT64_C(2) << 20)
 
@@ -25,19 +24,19 @@ static void test_allowance_follows_the_resident_set(void **state)
 	assert_int_equal(abit_vmas_allowance(1), ABIT_VMAS_FLOOR + ABIT_VMAS_PER_HUGE);
 	assert_int_equal(abit_vmas_allowance(512), ABIT_VMAS_FLOOR + ABIT_VMAS_PER_HUGE);
 	assert_int_equal(abit_vmas_allowance(513), ABIT_VMAS_FLOOR + 2 * ABIT_VMAS_PER_HUGE);
-	/* 16 GiB resident: room for 16 times its 8,192 regions. */
+	/* 16 GiB resident: room for 16 times its 8,192 pieces. */
 	assert_int_equal(abit_vmas_allowance(UINT64_C(4) << 20), ABIT_VMAS_FLOOR + 16 * 8192);
-	/* 24 GiB of memory: 2 regions per 2 MiB and 64 floors. */
+	/* 24 GiB of memory: 2 pieces per 2 MiB and 64 floors. */
 	assert_int_equal(abit_vmas_total_cap(UINT64_C(6) << 20), 2 * 12288 + 64 * ABIT_VMAS_FLOOR);
 }
 
-static void test_fit_keeps_the_first_regions_and_counts_the_rest(void **state)
+static void test_fit_keeps_the_first_pieces_and_counts_the_rest(void **state)
 {
 	(void)state;
 	struct abit_vma v[3] = {
-	    {.start = 0x1000, .end = 0x3000},		     /* 1 region */
-	    {.start = 10 * MIB2 + 0x1000, .end = 20 * MIB2}, /* 10 regions, the first partial */
-	    {.start = 30 * MIB2, .end = 31 * MIB2},	     /* 1 region */
+	    {.start = 0x1000, .end = 0x3000},		     /* 1 piece */
+	    {.start = 10 * MIB2 + 0x1000, .end = 20 * MIB2}, /* 10 pieces, the first partial */
+	    {.start = 30 * MIB2, .end = 31 * MIB2},	     /* 1 piece */
 	};
 	struct abit_vmas s = {.v = malloc(sizeof(v)), .n = 3, .cap = 3};
 
@@ -49,34 +48,11 @@ static void test_fit_keeps_the_first_regions_and_counts_the_rest(void **state)
 	assert_int_equal(abit_vmas_fit(&s, 5), 7);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.v[1].start, 10 * MIB2 + 0x1000);
-	assert_int_equal(s.v[1].end, 14 * MIB2); /* 4 regions: [10, 14) x 2 MiB */
+	assert_int_equal(s.v[1].end, 14 * MIB2); /* 4 pieces: [10, 14) x 2 MiB */
 	assert_int_equal(abit_vmas_pieces(&s), 5);
 	assert_int_equal(abit_vmas_fit(&s, 0), 5);
 	assert_int_equal(s.n, 0);
 	abit_vmas_free(&s);
-}
-
-static void test_numa_maps_line_gives_start_and_resident_pages(void **state)
-{
-	(void)state;
-	uint64_t start = 0, pages = 9;
-	const char *l1 = "7f0000000000 default anon=3 dirty=3 N0=1 N1=2 kernelpagesize_kB=4";
-	const char *l2 = "7e0000000000 default";
-	const char *l3 = "55d0c0a00000 default file=/usr/bin/N0=9\\040x mapped=2 N1=2";
-
-	assert_int_equal(numa_maps_parse_line(l1, strlen(l1), &start, &pages), 0);
-	assert_int_equal(start, 0x7f0000000000);
-	assert_int_equal(pages, 3);
-	assert_int_equal(numa_maps_parse_line(l2, strlen(l2), &start, &pages), 0);
-	assert_int_equal(start, 0x7e0000000000);
-	assert_int_equal(pages, 0);
-	/* N0=9 inside the file name follows no blank: not a node count. */
-	assert_int_equal(numa_maps_parse_line(l3, strlen(l3), &start, &pages), 0);
-	assert_int_equal(pages, 2);
-	/* Cut at its length, inside "N0=1": neither count is seen. */
-	assert_int_equal(numa_maps_parse_line(l1, 38, &start, &pages), 0);
-	assert_int_equal(pages, 0);
-	assert_int_equal(numa_maps_parse_line("zz", 2, &start, &pages), -EINVAL);
 }
 
 static void put(const char *path, const char *text)
@@ -133,8 +109,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_allowance_follows_the_resident_set),
-	    cmocka_unit_test(test_fit_keeps_the_first_regions_and_counts_the_rest),
-	    cmocka_unit_test(test_numa_maps_line_gives_start_and_resident_pages),
+	    cmocka_unit_test(test_fit_keeps_the_first_pieces_and_counts_the_rest),
 	    cmocka_unit_test(test_empty_vmas_are_dropped_by_their_numa_maps_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

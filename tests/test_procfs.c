@@ -180,6 +180,29 @@ static void rejects_malformed_stat_lines(void **state)
 	assert_int_equal(v, 5);
 }
 
+static void test_numa_maps_line_gives_start_and_resident_pages(void **state)
+{
+	(void)state;
+	uint64_t start = 0, pages = 9;
+	const char *l1 = "7f0000000000 default anon=3 dirty=3 N0=1 N1=2 kernelpagesize_kB=4";
+	const char *l2 = "7e0000000000 default";
+	const char *l3 = "55d0c0a00000 default file=/usr/bin/N0=9\\040x mapped=2 N1=2";
+
+	assert_int_equal(numa_maps_parse_line(l1, strlen(l1), &start, &pages), 0);
+	assert_int_equal(start, 0x7f0000000000);
+	assert_int_equal(pages, 3);
+	assert_int_equal(numa_maps_parse_line(l2, strlen(l2), &start, &pages), 0);
+	assert_int_equal(start, 0x7e0000000000);
+	assert_int_equal(pages, 0);
+	/* N0=9 inside the file name follows no blank: not a node count. */
+	assert_int_equal(numa_maps_parse_line(l3, strlen(l3), &start, &pages), 0);
+	assert_int_equal(pages, 2);
+	/* Cut at its length, inside "N0=1": neither count is seen. */
+	assert_int_equal(numa_maps_parse_line(l1, 38, &start, &pages), 0);
+	assert_int_equal(pages, 0);
+	assert_int_equal(numa_maps_parse_line("zz", 2, &start, &pages), -EINVAL);
+}
+
 static void test_stat_is_parsed_within_its_length_past_newlines_and_nul_bytes(void **state)
 {
 	(void)state;
@@ -286,6 +309,7 @@ int main(void)
 	    cmocka_unit_test(parses_starttime_of_a_plain_line),
 	    cmocka_unit_test(parses_starttime_past_a_comm_with_spaces_and_parentheses),
 	    cmocka_unit_test(rejects_malformed_stat_lines),
+	    cmocka_unit_test(test_numa_maps_line_gives_start_and_resident_pages),
 	    cmocka_unit_test(test_stat_is_parsed_within_its_length_past_newlines_and_nul_bytes),
 	    cmocka_unit_test(test_stat_files_of_hostile_processes_are_read_within_bounds),
 	    cmocka_unit_test(test_pids_are_the_numeric_entries_of_the_root_sorted),
