@@ -75,5 +75,10 @@ vm_run() {
 # vm_log_count DIR REGEX: lines of pghotd's log in DIR matching the extended REGEX.
 vm_log_count() { grep -cE "$2" "$1/pghotd.log" 2>/dev/null || true; }
 
+# vm_median VALUE... and vm_spread VALUE...: the median and the min-max of the runs' figures
+# ("none", a run that never got there, sorts last).
+vm_median() { printf '%s\n' "$@" | sed 's/^none$/999/' | sort -n | awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; print (m == 999 ? "none" : m) }'; }
+vm_spread() { printf '%s\n' "$@" | sed 's/^none$/999/' | sort -n | sed 's/^999$/none/' | sed -n '1p;$p' | paste -sd- | sed 's/^\([^-]*\)$/\1-\1/'; }
+
 # vm_int A: A rounded to an integer (for shell arithmetic on awk's decimals).
 vm_int() { awk -v a="$1" 'BEGIN { printf "%d\n", a + 0.5 }'; }
