@@ -72,6 +72,19 @@ vm_run() {
 	return $rc
 }
 
+# vm_check RC DIR [CODES MESSAGE]...: a guest run's verdict: nothing for status 0, MESSAGE for a
+# status among CODES ("10", or "12|13"), else "tests/vm/run exited with RC (DIR/console.log)".
+vm_check() {
+	local rc=$1 dir=$2
+	shift 2
+	[ "$rc" = 0 ] && return 0
+	while [ $# -ge 2 ]; do
+		case "|$1|" in *"|$rc|"*) vm_fail "$2" ;; esac
+		shift 2
+	done
+	vm_fail "tests/vm/run exited with $rc ($dir/console.log)"
+}
+
 # vm_log_count DIR REGEX: lines of pghotd's log in DIR matching the extended REGEX.
 vm_log_count() { grep -cE "$2" "$1/pghotd.log" 2>/dev/null || true; }
 
