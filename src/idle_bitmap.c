@@ -3,9 +3,9 @@
 #include <numaif.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "idle_bitmap.h"
 
 static ssize_t real_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
@@ -32,11 +32,8 @@ static ssize_t real_pwrite(void *ctx, int fd, const void *buf, size_t len, uint6
 
 static uint64_t real_now_ns(void *ctx)
 {
-	struct timespec ts;
-
 	(void)ctx;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_monotonic_ns();
 }
 
 static long real_page_nodes(void *ctx, pid_t pid, unsigned long n, void **pages, int *status)

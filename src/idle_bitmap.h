@@ -35,7 +35,7 @@ struct idle_io_ops {
 	void *ctx;
 };
 
-/* pread/pwrite/clock_gettime/move_pages, retrying EINTR. */
+/* pread/pwrite (retrying EINTR), clock_monotonic_ns(), move_pages. */
 extern const struct idle_io_ops idle_io_real_ops;
 
 /* Ops that pass every call to inner and add the bytes each pread and pwrite moved to bytes
