@@ -85,6 +85,15 @@ vm_check() {
 	vm_fail "tests/vm/run exited with $rc ($dir/console.log)"
 }
 
+# vm_finish [FAILURE]...: the scenario's verdict: each FAILURE as a FAIL line on stderr and
+# exit 1; nothing when there is none.
+vm_finish() {
+	[ $# = 0 ] && return 0
+	local f
+	for f in "$@"; do echo "$(basename "$0"): FAIL: $f" >&2; done
+	exit 1
+}
+
 # vm_log_count DIR REGEX: lines of pghotd's log in DIR matching the extended REGEX.
 vm_log_count() { grep -cE "$2" "$1/pghotd.log" 2>/dev/null || true; }
 
