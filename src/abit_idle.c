@@ -96,18 +96,7 @@ static void abit_follow_arrivals(struct abit *a)
 	for (size_t i = 0; i < a->table.nprocs; i++) {
 		if (a->table.procs[i].smp)
 			abit_sampler_wake(a->table.procs[i].smp);
-		for (size_t k = 0; k < a->table.procs[i].npieces; k++) {
-			struct abit_piece *g = &a->table.procs[i].piece[k];
-
-			if (g->interval <= ABIT_HOT_SPEEDUP || g->next_round <= a->round)
-				continue;
-			g->next_round = a->round;
-			/* Scanned in full: looked at by the next step, not the next round. */
-			if (!a->table.procs[i].smp && !g->quick) {
-				g->quick = 1;
-				a->table.procs[i].nquick++;
-			}
-		}
+		abit_proc_wake_pieces(a, &a->table.procs[i], ABIT_HOT_SPEEDUP);
 	}
 }
 
@@ -181,6 +170,7 @@ static void abit_begin(struct abit *a, const struct pghotd_config *cfg, uint64_t
 /* The end of a round or a step: gone processes dropped, the counters; returns the verdict. */
 static int abit_end(struct abit *a, uint64_t t0, bool round, int r)
 {
+	abit_scan_wake(a);
 	abit_table_drop_gone(a);
 	abit_stat_add(a, SS_PAGES_SCANNED, a->scanned);
 	abit_stat_add(a, SS_SCAN_IO_BYTES, a->io.bytes);
@@ -233,6 +223,7 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 	if (!round && r == 0)
 		r = abit_between(a, cfg);
 	if (round && r == 0) {
+		abit_scan_new_round(a);
 		abit_follow_arrivals(a);
 		abit_cold_follow_epoch(a);
 		if (regions)

@@ -25,10 +25,12 @@
  * scan learned new slow pages, or found accesses where its last scan found none, is looked at
  * again by the next QUICK_STEPS steps (quick looks), so a page used all the time counts twice
  * within a quarter of a scan interval of the first look; arrivals on the slow tier wake their
- * pieces for the next step. A page the last look learned (fresh) and this look, within a
- * quarter of a scan interval, found accessed is first evidence: delivered with a threshold one
- * below promotion.threshold while the fast node with most free memory has twice the promotion
- * reserve free (abit_first_threshold()).
+ * pieces for the next step, and so does a process that was quiet for a round when it shows
+ * accesses again (abit_scan_wake()). A scan marks again only the pages it found accessed or
+ * learned: a page read idle keeps its mark. A page the last look learned (fresh) and this look,
+ * within a quarter of a scan interval, found accessed is first evidence: delivered with a
+ * threshold one below promotion.threshold while the fast node with most free memory has twice
+ * the promotion reserve free (abit_first_threshold()).
  *
  * With sources.abit.mode = "regions" a round is preceded by ABIT_SAMPLES_PER_ROUND - 1 sampling
  * steps (abit_round runs one step per call, and every ABIT_SAMPLES_PER_ROUND-th call is also a
@@ -81,6 +83,9 @@ struct stats;
 #define ABIT_MAX_INTERVAL   32 /* rounds between scans of a piece without accesses */
 #define ABIT_BACKOFF_SCANS  2  /* access-free scans before the interval doubles */
 #define ABIT_REFRESH_ROUNDS 8  /* rounds between re-reads of the process list and VMAs */
+/* Scans with accesses that wake a process quiet for a round (abit_scan_wake()): a process
+ * that starts using its data, not one stray access. */
+#define ABIT_WAKE_SCANS 4
 /* Re-reads of a process that find its size and resident set (statm) unchanged keep its
  * pieces without reading its maps, this many times in a row at most (a mprotect or a mremap
  * changes neither), unless pieces of it were left out for a cap. */

@@ -99,6 +99,12 @@ struct abit_proc {
 	uint64_t vm_size, vm_rss; /* statm (pages) when its maps were last read */
 	unsigned maps_kept;	  /* re-reads since, that found both unchanged (proc_build()) */
 	bool capped;		  /* pieces were left out at that read: read again at each */
+	/* The process wake (abit_scan_wake()): scans that found accesses since the last round
+	 * began; quiet since a round (and its steps) found none, and the scans with accesses since;
+	 * the round of the last wake. */
+	uint32_t used_scans, wake_scans;
+	bool quiet;
+	uint64_t woke_round;
 };
 
 /* The process table (abit_table.c). */
@@ -129,6 +135,8 @@ struct abit_scan_state {
 	uint32_t idx[ABIT_PIECE_PAGES];
 	int node[ABIT_PIECE_PAGES]; /* page nodes, when the topology has no block map */
 	void *addr[ABIT_PIECE_PAGES];
+	/* Pages the fetch read idle at an unchanged PFN: still marked, so not marked again. */
+	bool still[ABIT_PIECE_PAGES];
 	struct idle_words words;
 };
 
@@ -241,6 +249,9 @@ void abit_table_locate(const struct abit *a, pid_t pid, uint64_t vaddr, size_t *
 const struct abit_piece *abit_table_piece_at(const struct abit *a, pid_t pid, uint64_t vaddr);
 /* The piece is due at once, scanned every round until its scans back it off. */
 void abit_piece_due_now(struct abit *a, struct abit_piece *g);
+/* Every piece of p scanned less often than every `above` rounds is due at the coming round,
+ * and, in a process scanned in full, looked at by the next step. */
+void abit_proc_wake_pieces(struct abit *a, struct abit_proc *p, uint16_t above);
 
 /* ---- the page-by-page scan (abit_scan.c) ----------------------------------------------- */
 
@@ -253,6 +264,11 @@ int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, i
 int abit_scan_all(struct abit *a);
 /* A process scanned in full, at a step: its fresh pieces and quick looks. 0 or -EPERM. */
 int abit_scan_quick(struct abit *a, struct abit_proc *p);
+/* At a round's start: a process whose round that ended found no access is quiet. */
+void abit_scan_new_round(struct abit *a);
+/* After a round or a step: a process scanned in full that was quiet a whole round and since
+ * showed accesses in ABIT_WAKE_SCANS scans wakes every piece that backed off. */
+void abit_scan_wake(struct abit *a);
 
 /* ---- mode "regions": the watch (abit_watch.c) ------------------------------------------ */
 

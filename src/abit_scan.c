@@ -164,14 +164,15 @@ piece_compare_as(struct abit *a, struct abit_proc *p, struct abit_piece *g, unsi
 
 		present += pagemap_present(a->scan.pm[i]);
 		hidden += pagemap_present(a->scan.pm[i]) && !pfn;
-		if (same && slow && !idle_words_idle(&a->scan.words, pfn)) {
+		a->scan.still[i] = same && idle_words_idle(&a->scan.words, pfn);
+		if (same && slow && !a->scan.still[i]) {
 			abit_emit(a, p, g->start + (uint64_t)i * PAGEMAP_PAGE_SIZE, old,
 				  old & ENT_FRESH ? first : 0);
 			(*accessed)++;
 		} else if (same && fast) {
 			if (!g->since && abit_cold_track(a, g, i) < 0)
 				return -ENOMEM;
-			abit_cold_note(a, p, g, i, node, idle_words_idle(&a->scan.words, pfn));
+			abit_cold_note(a, p, g, i, node, a->scan.still[i]);
 		}
 		if (same && (old & ENT_FRESH))
 			g->ent[i] = old & ~ENT_FRESH; /* looked at once: no longer fresh */
@@ -241,28 +242,28 @@ static int piece_learn(struct abit *a, struct abit_piece *g, int nneed)
 	return 0;
 }
 
-/* Marks the piece's tracked pages idle again. */
+/* Marks the piece's tracked pages idle again: those this scan learned or found accessed. A page
+ * the fetch read idle still carries its mark (reading it found no young PTE and left the flag),
+ * and an access after the read is found by the next one, so marking it again would only cost
+ * the kernel another walk of its mappings. */
 static int piece_mark(struct abit *a, struct abit_piece *g)
 {
-	size_t n = 0, nfast = 0;
+	size_t n = 0, nfast = 0, ntracked = 0;
 	int r;
 
-	/* Fast pages are tracked only where their idle times are kept (since). */
-	if (g->ent && g->since)
-		for (uint32_t i = 0; i < g->npages; i++) {
-			if (!(g->ent[i] & ENT_TRACKED))
-				continue;
+	/* Fast pages count as such only where their idle times are kept (since). */
+	for (uint32_t i = 0; g->ent && i < g->npages; i++) {
+		if (!(g->ent[i] & ENT_TRACKED))
+			continue;
+		ntracked++;
+		nfast += g->since && (g->ent[i] & ENT_FAST);
+		if (!a->scan.still[i])
 			a->scan.pfns[n++] = g->ent[i] & ENT_PFN;
-			nfast += !!(g->ent[i] & ENT_FAST);
-		}
-	else if (g->ent)
-		for (uint32_t i = 0; i < g->npages; i++)
-			if (g->ent[i] & ENT_TRACKED)
-				a->scan.pfns[n++] = g->ent[i] & ENT_PFN;
-	g->ntracked = (uint32_t)n;
+	}
+	g->ntracked = (uint32_t)ntracked;
 	g->nfast = (uint32_t)nfast;
 	g->marked_ms = abit_since_now(a);
-	if (!n) {
+	if (!ntracked) {
 		/* Nothing slow left: keep no cache for it. */
 		bool any = false;
 
@@ -365,6 +366,8 @@ int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, i
 	}
 	g->seen = g->seen || accessed;
 	g->cold_scanned = g->cold_until != 0;
+	p->used_scans += accessed != 0;
+	p->wake_scans += accessed != 0;
 	return 0;
 }
 
@@ -492,4 +495,38 @@ int abit_scan_quick(struct abit *a, struct abit_proc *p)
 		r = 0;
 	}
 	return r;
+}
+
+void abit_scan_new_round(struct abit *a)
+{
+	for (size_t i = 0; i < a->table.nprocs; i++) {
+		struct abit_proc *p = &a->table.procs[i];
+
+		if (!p->used_scans) {
+			p->quiet = true;
+			p->wake_scans = 0;
+		}
+		p->used_scans = 0;
+	}
+}
+
+/* A process that places its data and then uses it, or pauses and resumes, has pieces that
+ * backed off while it was quiet, up to ABIT_MAX_INTERVAL rounds: when it wakes they are
+ * looked at by the next step, not when their intervals run out, at most once per scan
+ * interval. Their pages still need the threshold's accesses (a sweep that wakes a process is
+ * read once). A process used a little all along (fewer than ABIT_WAKE_SCANS scans with accesses
+ * since it went quiet) keeps its pace. */
+void abit_scan_wake(struct abit *a)
+{
+	for (size_t i = 0; i < a->table.nprocs; i++) {
+		struct abit_proc *p = &a->table.procs[i];
+
+		if (p->smp || !p->quiet || p->wake_scans < ABIT_WAKE_SCANS)
+			continue;
+		p->quiet = false;
+		if (p->woke_round && a->round < p->woke_round + ABIT_HOT_SPEEDUP)
+			continue;
+		p->woke_round = a->round;
+		abit_proc_wake_pieces(a, p, 1);
+	}
 }

@@ -240,6 +240,10 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 		pieces_inherit(old->piece, old->npieces, p.piece, p.npieces);
 		p.added = old->added;
 		p.nquick = old->nquick; /* the inherited pieces keep their re-reads */
+		p.used_scans = old->used_scans;
+		p.wake_scans = old->wake_scans;
+		p.quiet = old->quiet;
+		p.woke_round = old->woke_round;
 	}
 	r = abit_watch_sampler(a, &p, old);
 	if (r < 0) {
@@ -461,6 +465,22 @@ void abit_piece_due_now(struct abit *a, struct abit_piece *g)
 	g->next_round = a->round;
 	g->interval = 1;
 	g->idle_scans = 0;
+}
+
+void abit_proc_wake_pieces(struct abit *a, struct abit_proc *p, uint16_t above)
+{
+	for (size_t k = 0; k < p->npieces; k++) {
+		struct abit_piece *g = &p->piece[k];
+
+		if (g->interval <= above || g->next_round <= a->round)
+			continue;
+		g->next_round = a->round;
+		/* Scanned in full: looked at by the next step, not the next round. */
+		if (!p->smp && !g->quick) {
+			g->quick = 1;
+			p->nquick++;
+		}
+	}
 }
 
 /* The piece of p holding vaddr, or NULL. */

@@ -116,7 +116,7 @@ static bool fx_kernel_bitmap(struct fx *f, int fd, size_t len)
 {
 	struct stat st;
 
-	return f->or_writes && f->untracked_read_0 && len % 8 == 0 && fstat(fd, &st) == 0 &&
+	return f->untracked_read_0 && len % 8 == 0 && fstat(fd, &st) == 0 &&
 	       st.st_ino == f->bitmap_ino;
 }
 
@@ -147,13 +147,18 @@ static ssize_t fx_pwrite(void *ctx, int fd, const void *buf, size_t len, uint64_
 	f->clock_ns += f->io_tick_ns;
 	if (f->max_io && len > f->max_io)
 		len = f->max_io;
-	/* Only the bitmap is ever written. */
-	if (f->or_writes && len % 8 == 0 && len <= sizeof(w)) {
+	/* Only the bitmap is ever written, and as the kernel's: a write sets bits, a 0 leaves the
+	 * page's flag alone. */
+	if (len % 8 == 0 && len <= sizeof(w)) {
 		memset(w, 0, sizeof(w));
 		assert_true(idle_io_real_ops.pread(NULL, fd, w, len, off) >= 0);
-		for (size_t i = 0; i < len / 8; i++)
-			w[i] |= ((const uint64_t *)buf)[i] &
-				(kernel ? fx_tracked(f, off + i * 8) : ~0ull);
+		for (size_t i = 0; i < len / 8; i++) {
+			uint64_t set = ((const uint64_t *)buf)[i] &
+				       (kernel ? fx_tracked(f, off + i * 8) : ~0ull);
+
+			f->bits_marked += kernel ? (uint64_t)__builtin_popcountll(set) : 0;
+			w[i] |= set;
+		}
 		buf = w;
 	}
 	return idle_io_real_ops.pwrite(NULL, fd, buf, len, off);
@@ -378,7 +383,6 @@ uint64_t fx_stat(struct fx *f, enum stat_src_counter c)
  * sampling regions of at most L = ceil(4 * 8192 / 64) = 512 pages. */
 void fx_regions_proc(struct fx *f)
 {
-	f->or_writes = true;
 	f->seed = 12345;
 	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
 	f->cfg->sources.abit.max_regions = 64;

@@ -47,10 +47,11 @@ struct fx {
 	uint64_t clock_ns;
 	size_t max_io; /* 0: no limit */
 	unsigned io_calls;
+	uint64_t bits_marked; /* idle bits written as 1 to the kernel's bitmap, tracked pages' */
 	uint64_t io_tick_ns; /* the clock advances this much at each pread and pwrite */
-	bool or_writes; /* writes set bits, as the kernel's bitmap does, instead of replacing */
-	/* With or_writes, as the kernel: a page page_idle does not track (kpageflags: not an LRU
-	 * page nor a THP head) ignores writes to its bit and reads 0. */
+	/* Writes set bits, as the kernel's bitmap does; with this, as the kernel too: a page
+	 * page_idle does not track (kpageflags: not an LRU page nor a THP head) ignores writes to
+	 * its bit and reads 0. */
 	bool untracked_read_0;
 	ino_t bitmap_ino;
 	uint64_t seed;		/* region sampling's */

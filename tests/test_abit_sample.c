@@ -53,7 +53,6 @@ static void fx_samples_open(struct fx *f, struct abit_sample_io *io)
 static void fx_samples(struct fx *f, struct abit_sample_io *io, uint64_t *addr, uint64_t *head)
 {
 	*head = SLOW_PFN + 512;
-	f->or_writes = true;
 	fx_proc(f, 100, "app", 0, VA, VA + 2 * PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 5, LRU);
 	fx_map(f, 100, VA + 0x1000, 100, LRU);			  /* fast */
@@ -186,7 +185,6 @@ static void test_lazy_fast_thp_tail_is_counted(void **state)
 				    .fast_mask = 1,
 				    .thp = &thp};
 
-	f->or_writes = true;
 	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, 200, LRU);			/* a fast base page */
 	fx_map(f, 100, VA + 0x1000, 512 + 3, THP_TAIL); /* a fast THP's tail */

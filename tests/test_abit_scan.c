@@ -370,6 +370,99 @@ static void test_piece_populated_late_is_scanned_every_round_again(void **state)
 	assert_int_equal(fx_round(f), 1);
 }
 
+/* A page the fetch read idle keeps its mark, so only the pages found accessed (and those just
+ * learned) are marked again; an access to a page not marked since its first scan is still
+ * found. */
+static void test_only_pages_found_accessed_are_marked_again(void **state)
+{
+	struct fx *f = *state;
+	uint64_t before;
+
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
+	for (unsigned i = 0; i < 64; i++)
+		fx_map(f, 100, VA + i * 0x1000, SLOW_PFN + 100 + i, LRU);
+	fx_new_abit(f);
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(f->bits_marked, 64);
+	fx_access(f, SLOW_PFN + 101);
+	before = f->bits_marked;
+	assert_int_equal(fx_round(f), 1);
+	assert_int_equal(f->bits_marked - before, 1);
+	assert_true(fx_idle_bit(f, SLOW_PFN + 101));
+	before = f->bits_marked;
+	assert_int_equal(fx_round(f), 0);
+	assert_int_equal(f->bits_marked - before, 0);
+	/* Marked at the first round only, never since: its access is found. */
+	fx_access(f, SLOW_PFN + 150);
+	fx_access(f, SLOW_PFN + 101);
+	assert_int_equal(fx_round(f), 2);
+	assert_int_equal(abit_nr_tracked(f->a), 64);
+}
+
+/* Touches one page in each of pieces [first, first + n) of pid 100. */
+static void access_pieces(struct fx *f, unsigned first, unsigned n)
+{
+	for (unsigned k = first; k < first + n; k++)
+		fx_access(f, SLOW_PFN + k * 64);
+}
+
+/* A round and the steps up to the next, as the source's thread runs them: the accesses the
+ * round found (the steps are asserted to find none). */
+static int round_and_steps(struct fx *f)
+{
+	int r = fx_round(f);
+
+	for (int step = 1; step < ABIT_SAMPLES_PER_ROUND; step++)
+		assert_int_equal(fx_step(f), 0);
+	return r;
+}
+
+/* Pieces 0..3 used all the time and piece 7 never, so 7 backs off; then nothing is used for
+ * three rounds: the process is quiet, and 0..3, at every other round now, are due at the next.
+ * Piece 7 is used then too. */
+static void quiet_process(struct fx *f)
+{
+	fx_proc(f, 100, "app", 0, VA, VA + 8 * PIECE);
+	for (unsigned k = 0; k < 8; k++)
+		fx_map(f, 100, VA + k * PIECE, SLOW_PFN + k * 64, LRU);
+	fx_new_abit(f);
+	assert_int_equal(round_and_steps(f), 0);
+	for (int round = 0; round < 20; round++) {
+		access_pieces(f, 0, ABIT_WAKE_SCANS);
+		assert_int_equal(round_and_steps(f), ABIT_WAKE_SCANS);
+	}
+	for (int round = 0; round < 3; round++)
+		assert_int_equal(round_and_steps(f), 0);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), ABIT_HOT_SPEEDUP);
+	assert_true(abit_piece_interval(f->a, 100, VA + 7 * PIECE) > 4);
+	fx_access(f, SLOW_PFN + 7 * 64);
+}
+
+/* The quiet process wakes, ABIT_WAKE_SCANS pieces used: piece 7, due only rounds from now, is
+ * looked at by the next step and its access found there. */
+static void test_quiet_process_that_wakes_has_every_piece_looked_at(void **state)
+{
+	struct fx *f = *state;
+
+	quiet_process(f);
+	access_pieces(f, 0, ABIT_WAKE_SCANS);
+	assert_int_equal(fx_round(f), ABIT_WAKE_SCANS); /* piece 7 is not due */
+	assert_int_equal(fx_step(f), 1);
+	assert_int_equal(f->ev[f->nev - 1].vaddr, VA + 7 * PIECE);
+}
+
+/* One piece used is a stray access: piece 7 keeps its pace. */
+static void test_one_access_does_not_wake_a_quiet_process(void **state)
+{
+	struct fx *f = *state;
+
+	quiet_process(f);
+	access_pieces(f, 0, 1);
+	assert_int_equal(fx_round(f), 1);
+	for (int step = 1; step < ABIT_SAMPLES_PER_ROUND; step++)
+		assert_int_equal(fx_step(f), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +481,9 @@ int main(void)
 	    FX(test_new_process_is_looked_at_by_the_next_steps),
 	    FX(test_piece_waking_from_idleness_gets_quick_looks),
 	    FX(test_piece_populated_late_is_scanned_every_round_again),
+	    FX(test_only_pages_found_accessed_are_marked_again),
+	    FX(test_quiet_process_that_wakes_has_every_piece_looked_at),
+	    FX(test_one_access_does_not_wake_a_quiet_process),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,7 +102,6 @@ static void test_region_mode_watches_a_sampled_access_at_once(void **state)
 	int steps = 0;
 	size_t nev;
 
-	f->or_writes = true;
 	f->seed = 7;
 	f->cfg->sources.abit.mode = ABIT_MODE_REGIONS;
 	f->cfg->sources.abit.full_scan_mib = 0;
