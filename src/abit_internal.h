@@ -249,8 +249,9 @@ void abit_table_locate(const struct abit *a, pid_t pid, uint64_t vaddr, size_t *
 const struct abit_piece *abit_table_piece_at(const struct abit *a, pid_t pid, uint64_t vaddr);
 /* The piece is due at once, scanned every round until its scans back it off. */
 void abit_piece_due_now(struct abit *a, struct abit_piece *g);
-/* Every piece of p scanned less often than every `above` rounds is due at the coming round,
- * and, in a process scanned in full, looked at by the next step. */
+/* Every piece of p scanned less often than every `above` rounds (0: every piece whose last
+ * scan found no access) is due at the coming round, and, in a process scanned in full, looked
+ * at by the next step. */
 void abit_proc_wake_pieces(struct abit *a, struct abit_proc *p, uint16_t above);
 
 /* ---- the page-by-page scan (abit_scan.c) ----------------------------------------------- */

@@ -511,9 +511,10 @@ void abit_scan_new_round(struct abit *a)
 }
 
 /* A process that places its data and then uses it, or pauses and resumes, has pieces that
- * backed off while it was quiet, up to ABIT_MAX_INTERVAL rounds: when it wakes they are
- * looked at by the next step, not when their intervals run out, at most once per scan
- * interval. Their pages still need the threshold's accesses (a sweep that wakes a process is
+ * backed off while it was quiet, up to ABIT_MAX_INTERVAL rounds, and pieces the last round
+ * found quiet just before the use began: when it wakes, every piece whose last scan found no
+ * access is looked at by the next step, not when its interval runs out or the next round
+ * comes, at most once per scan interval. Their pages still need the threshold's accesses (a sweep that wakes a process is
  * read once). A process used a little all along (fewer than ABIT_WAKE_SCANS scans with accesses
  * since it went quiet) keeps its pace. */
 void abit_scan_wake(struct abit *a)
@@ -527,6 +528,6 @@ void abit_scan_wake(struct abit *a)
 		if (p->woke_round && a->round < p->woke_round + ABIT_HOT_SPEEDUP)
 			continue;
 		p->woke_round = a->round;
-		abit_proc_wake_pieces(a, p, 1);
+		abit_proc_wake_pieces(a, p, 0);
 	}
 }

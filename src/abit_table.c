@@ -472,9 +472,10 @@ void abit_proc_wake_pieces(struct abit *a, struct abit_proc *p, uint16_t above)
 	for (size_t k = 0; k < p->npieces; k++) {
 		struct abit_piece *g = &p->piece[k];
 
-		if (g->interval <= above || g->next_round <= a->round)
+		if (above ? g->interval <= above || g->next_round <= a->round : g->used)
 			continue;
-		g->next_round = a->round;
+		if (g->next_round > a->round)
+			g->next_round = a->round;
 		/* Scanned in full: looked at by the next step, not the next round. */
 		if (!p->smp && !g->quick) {
 			g->quick = 1;
