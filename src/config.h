@@ -202,6 +202,18 @@ static inline unsigned config_demotion_trust_ms(const struct pghotd_config *cfg)
 	return quarter > rounds ? quarter : rounds;
 }
 
+/* Promoter intervals a hot page that found every target full waits for the room an exchange
+ * makes: the two scan intervals the source may take to offer cold pages again (an exchange's
+ * re-offer is looked at by the source's next round), so a page known hot is not sent back to
+ * counting while its room is on its way; at least promotion.max_retries. */
+static inline unsigned config_exchange_wait_intervals(const struct pghotd_config *cfg)
+{
+	unsigned iv = cfg->promotion.interval_ms ? cfg->promotion.interval_ms : 1;
+	unsigned n = 2 * cfg->sources.abit.scan_interval_ms / iv;
+
+	return n > cfg->promotion.max_retries ? n : cfg->promotion.max_retries;
+}
+
 const char *source_mode_name(enum source_mode m);
 const char *target_mode_name(enum target_mode m);
 const char *abit_mode_name(enum abit_mode m);

@@ -201,11 +201,11 @@ static void demote_node(struct demotion *dm, struct mover *m, const struct pghot
 	enough = take_cold(dm, m, cfg, n, need, now);
 	/* The list ran short: let the source offer again what it offered before, at most once
 	 * per stale age (an offer older than that is dropped anyway), or for an exchange, which
-	 * hot pages wait for, once per two scan intervals (the source looks at the node's pages
-	 * again at once for it). */
+	 * hot pages wait for, once per half a scan interval (the source's rounds, each of which
+	 * looks at the node's pages again at once for it). */
 	if (!enough &&
 	    now - dm->last_reoffer >= (dm->dir.why == DEMOTE_EXCHANGE
-					   ? 2 * (uint64_t)cfg->sources.abit.scan_interval_ms
+					   ? (uint64_t)cfg->sources.abit.scan_interval_ms / 2
 					   : config_demotion_trust_ms(cfg))) {
 		cold_list_reoffer(m->cold);
 		dm->last_reoffer = now;

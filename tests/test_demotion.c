@@ -111,8 +111,10 @@ static void exchange_room_lapses_when_its_hot_page_does_not_come(void **state)
 	struct fx *x = *state;
 
 	with_cold(x);
-	x->cfg->sources.abit.scan_interval_ms = 1000; /* room kept 2 s */
-	x->cfg->promotion.max_retries = 0; /* the page goes back to counting, does not wait */
+	/* Room kept 1 s (the least); the page goes back to counting, does not wait. */
+	x->cfg->sources.abit.scan_interval_ms = 10;
+	x->cfg->promotion.max_retries = 0;
+	assert_int_equal(config_exchange_wait_intervals(x->cfg), 0);
 	x->fake.free_pct[0] = 5;
 	x->fake.free_pct[1] = 5;
 	cold_page(x, 0x100000, 0, 100);
@@ -180,23 +182,56 @@ static void page_promoted_within_its_cooldown_is_not_demoted(void **state)
 	assert_int_equal(node_of(x, 0x101000), SLOW);
 }
 
-static void hot_page_waits_max_retries_intervals_for_room_then_goes_back(void **state)
+/* A page that found every node full waits for an exchange's room two scan intervals (the
+ * source's time to offer cold pages again), at least max_retries intervals, then goes back to
+ * counting. */
+static void hot_page_waits_two_scan_intervals_for_room_then_goes_back(void **state)
 {
 	struct fx *x = *state;
+	unsigned n;
 
 	with_cold(x); /* and no cold page to trade */
 	x->cfg->promotion.max_retries = 2;
+	x->cfg->promotion.interval_ms = 100;
+	x->cfg->sources.abit.scan_interval_ms = 250;
+	n = config_exchange_wait_intervals(x->cfg);
+	assert_int_equal(n, 5);
 	x->fake.free_pct[0] = 5;
 	x->fake.free_pct[1] = 5;
 	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
-	for (int i = 0; i < 3; i++) {
+	for (unsigned i = 0; i <= n; i++) {
 		assert_int_equal(run(x), 0);
-		assert_int_equal(promoter_deferred(x->p), i < 2 ? 1 : 0);
+		assert_int_equal(promoter_deferred(x->p), i < n ? 1 : 0);
 		x->fake.now += 100;
 	}
 	/* Back to counting: the source can queue it again. */
 	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
 	assert_int_equal(x->fake.calls, 0);
+	/* A short scan interval: max_retries is the least. */
+	x->cfg->sources.abit.scan_interval_ms = 50;
+	assert_int_equal(config_exchange_wait_intervals(x->cfg), 2);
+}
+
+/* An exchange the cold list cannot serve asks the source to offer again, at most once per half
+ * a scan interval (the source's rounds), while hot pages wait. */
+static void exchange_short_of_cold_pages_asks_again_each_round(void **state)
+{
+	struct fx *x = *state;
+	uint32_t e0;
+
+	with_cold(x); /* no cold page */
+	x->cfg->sources.abit.scan_interval_ms = 1000;
+	x->fake.free_pct[0] = 5;
+	x->fake.free_pct[1] = 5;
+	e0 = cold_list_epoch(x->cold);
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(run(x), 0); /* the page asks for room */
+	for (int i = 1; i <= 10; i++) {
+		x->fake.now += 100;
+		assert_int_equal(run(x), 0);
+		/* Asked at the first interval that wanted room, then every 500 ms. */
+		assert_int_equal(cold_list_epoch(x->cold) - e0, 1 + (unsigned)(i - 1) / 5);
+	}
 }
 
 static void node_under_its_free_target_sheds_the_shortfall_coldest_first(void **state)
@@ -509,7 +544,8 @@ int main(void)
 	    T(full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page),
 	    T(exchange_takes_pages_idle_for_the_window_the_free_target_waits),
 	    T(page_promoted_within_its_cooldown_is_not_demoted),
-	    T(hot_page_waits_max_retries_intervals_for_room_then_goes_back),
+	    T(hot_page_waits_two_scan_intervals_for_room_then_goes_back),
+	    T(exchange_short_of_cold_pages_asks_again_each_round),
 	    T(exchange_room_lapses_when_its_hot_page_does_not_come),
 	    T(node_under_its_free_target_sheds_the_shortfall_coldest_first),
 	    T(offer_is_trusted_two_scan_intervals_under_a_short_idle_time),
