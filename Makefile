@@ -75,8 +75,9 @@ soak: deps build
 	BUILD=$(BUILD) tests/vm/soak $(BUILD)/soak
 
 # pghotd next to NUMA balancing in the guest: live progress, a table, a plot (tests/vm/demo).
+# KERNEL=debian boots Debian's own 6.12 kernel, with DAMON-based tiering as a fourth run.
 demo: deps build
-	BUILD=$(BUILD) tests/vm/demo $(BUILD)/demo
+	BUILD=$(BUILD) PGHOTD_VM_KERNEL=$(or $(KERNEL),built) tests/vm/demo $(BUILD)/demo$(if $(filter debian,$(KERNEL)),-debian)
 
 bench: deps build
 	@for b in $(BUILD)/bench/bench_*; do [ -f "$$b" ] && [ -x "$$b" ] && { echo "== $$b"; "$$b"; }; done
