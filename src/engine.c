@@ -21,6 +21,10 @@
 #include "topology.h"
 
 #define ENGINE_MAX_PROCS 32768
+/* Demotion candidates held: four promoter takes (PROMOTER_WORK_MAX each), so one re-offer of a
+ * full node's cold pages serves an exchange for 64 MiB of hot pages without waiting for the
+ * source's next round (a full list drops its warmer half, so it holds half that at least). */
+#define ENGINE_COLD_PAGES (4 * PROMOTER_WORK_MAX)
 #define PERF_DRAIN_MS	 100
 
 struct engine {
@@ -73,7 +77,7 @@ int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, st
 		r = hot_table_new(cfg->hot_table.capacity, queue_capacity(cfg->hot_table.capacity),
 				  &e->hot);
 	if (r == 0)
-		r = cold_list_new(PROMOTER_WORK_MAX, &e->cold);
+		r = cold_list_new(ENGINE_COLD_PAGES, &e->cold);
 	if (r == 0) {
 		hot_table_set_proc_check(e->hot, proc_still_valid, e->procs);
 		r = promoter_new(&(struct promoter_deps){.hot = e->hot,
