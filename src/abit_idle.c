@@ -352,20 +352,38 @@ static int abit_step_ms(const struct pghotd_config *cfg)
 	return ms ? (int)ms : 1;
 }
 
-unsigned abit_cpu_sleep_ms(uint64_t cpu_ns, unsigned pct, unsigned step_ms)
+unsigned abit_cpu_pace_ms(struct abit_cpu_pace *p, uint64_t now_ns, uint64_t cpu_ns, unsigned pct,
+			  unsigned step_ms, unsigned window_ms)
 {
+	int64_t cap = (int64_t)window_ms * 1000000 / 100 * pct;
 	uint64_t ms;
 
 	if (pct == 0 || pct >= 100)
 		return step_ms;
-	/* cpu / (cpu + sleep) <= pct / 100: the wall time of the call is at least its CPU. */
-	ms = cpu_ns * (100 - pct) / pct / 1000000;
+	if (!p->started) {
+		p->started = true;
+		p->credit_ns = cap;
+		p->last_ns = now_ns;
+	}
+	/* Earned since the last call ended: its sleep and the call's own wall time, which is at
+	 * least its CPU time. A clock that goes backwards earns nothing. */
+	if (now_ns > p->last_ns)
+		p->credit_ns += (int64_t)((now_ns - p->last_ns) / 100 * pct);
+	p->last_ns = now_ns;
+	if (p->credit_ns > cap)
+		p->credit_ns = cap;
+	p->credit_ns -= cpu_ns > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)cpu_ns;
+	if (p->credit_ns >= 0)
+		return step_ms;
+	/* The sleep that earns the debt back: debt * 100 / pct of wall time. */
+	ms = (uint64_t)(-p->credit_ns) / pct * 100 / 1000000 + 1;
 	return ms > step_ms ? (unsigned)(ms < INT_MAX ? ms : INT_MAX) : step_ms;
 }
 
 static void *abit_thread(void *arg)
 {
 	struct abit *a = arg;
+	struct abit_cpu_pace pace = {0};
 	bool failing = false;
 	unsigned k = 0;
 
@@ -393,9 +411,12 @@ static void *abit_thread(void *arg)
 			log_warning_errno(r, "abit scan round failed, will retry");
 		failing = r < 0;
 		abit_set_active(a, !failing);
-		abit_sleep(a, (int)abit_cpu_sleep_ms(clock_thread_cpu_ns() - cpu0,
-						     cfg->sources.abit.max_cpu_percent,
-						     (unsigned)abit_step_ms(cfg)));
+		/* The burst allowed: one scan interval's share. */
+		abit_sleep(a, (int)abit_cpu_pace_ms(&pace, clock_monotonic_ns(),
+						    clock_thread_cpu_ns() - cpu0,
+						    cfg->sources.abit.max_cpu_percent,
+						    (unsigned)abit_step_ms(cfg),
+						    cfg->sources.abit.scan_interval_ms));
 	}
 	return NULL;
 }

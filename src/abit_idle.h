@@ -142,16 +142,28 @@ int abit_step(struct abit *a, const struct pghotd_config *cfg);
 /* Main thread: registers a config_pub slot, starts the thread (a round, then a sleep of
  * sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP, or in mode "regions" a step and a sleep
  * of a quarter of that, longer after a call whose CPU time would put the thread past
- * sources.abit.max_cpu_percent (abit_cpu_sleep_ms()), it can be woken from, config_pub_get() at the
+ * sources.abit.max_cpu_percent (abit_cpu_pace_ms()), it can be woken from, config_pub_get() at the
  * top of each loop; nothing while sources.abit.enabled is off). -errno, nothing started, on
  * failure. */
 int abit_start(struct abit *a, struct config_pub *pub);
 /* Main thread: wakes and joins the thread, unregisters the slot. No-op when not started. */
 void abit_stop(struct abit *a);
-/* Pure: the sleep after a round or step that took cpu_ns of the thread's CPU time (user and
- * kernel) so that the thread uses at most pct percent of one CPU
- * (sources.abit.max_cpu_percent), and never less than step_ms. */
-unsigned abit_cpu_sleep_ms(uint64_t cpu_ns, unsigned pct, unsigned step_ms);
+/* The thread's CPU pace (sources.abit.max_cpu_percent): credit earned at pct percent of the
+ * wall time, at most a window's worth banked; zeroed means "not started". */
+struct abit_cpu_pace {
+	int64_t credit_ns;
+	uint64_t last_ns;
+	bool started;
+};
+
+/* Pure but for *p: the sleep after a round or step that took cpu_ns of the thread's CPU time
+ * (user and kernel) and ended at now_ns, so that the thread uses at most pct percent of one CPU
+ * over time, at most window_ms's share beyond it in a burst, and never less than step_ms: a
+ * costly round is followed by steps at their pace while the banked credit lasts (the first
+ * looks at a process that wakes then are not put off by it), then by sleeps that earn the
+ * debt back. */
+unsigned abit_cpu_pace_ms(struct abit_cpu_pace *p, uint64_t now_ns, uint64_t cpu_ns, unsigned pct,
+			  unsigned step_ms, unsigned window_ms);
 
 /* Why the source is unavailable, or NULL while it is usable. Thread that runs rounds, or the
  * main thread after abit_stop(). */

@@ -220,15 +220,43 @@ static void test_round_gauge_holds_the_steps_of_the_whole_round(void **state)
 			 (uint64_t)(f->io_calls - calls) * 1000);
 }
 
-/* The thread's CPU budget: after a call that took c of CPU, it sleeps at least
- * c * (100 - pct) / pct, so its share stays at pct of one CPU, and never less than a step. */
-static void test_cpu_budget_lengthens_the_sleep_after_a_costly_call(void **state)
+#define MS UINT64_C(1000000)
+
+/* The thread's CPU budget: a burst of up to a window's share (500 ms at 50% of a 1000 ms
+ * window) is followed by steps at their pace; past it, a sleep earns the debt back, so over
+ * time the share stays at pct of one CPU; never less than a step. */
+static void test_cpu_budget_allows_a_window_then_lengthens_the_sleep(void **state)
 {
+	struct abit_cpu_pace p = {0};
+	uint64_t now = 1000 * MS, cpu = 0, wall0 = now;
+	unsigned s;
+
 	(void)state;
-	assert_int_equal(abit_cpu_sleep_ms(1000000, 50, 125), 125);
-	assert_int_equal(abit_cpu_sleep_ms(UINT64_C(400000000), 50, 125), 400);
-	assert_int_equal(abit_cpu_sleep_ms(UINT64_C(400000000), 10, 125), 3600);
-	assert_int_equal(abit_cpu_sleep_ms(UINT64_C(400000000), 100, 125), 125);
+	assert_int_equal(abit_cpu_pace_ms(&p, now, 400 * MS, 50, 125, 1000), 125); /* 100 left */
+	now += 125 * MS + 200 * MS; /* the sleep, then a call of 200 ms */
+	assert_int_equal(abit_cpu_pace_ms(&p, now, 200 * MS, 50, 125, 1000), 125); /* 62.5 left */
+	now += 125 * MS + 800 * MS;
+	/* 62.5 + 462.5 earned, 500 kept at most, less 800: 300 ms short, earned back in 600 ms. */
+	assert_int_equal(abit_cpu_pace_ms(&p, now, 800 * MS, 50, 125, 1000), 601);
+	/* Cheap calls after the debt is paid: the step. */
+	now += 601 * MS + 1 * MS;
+	assert_int_equal(abit_cpu_pace_ms(&p, now, 1 * MS, 50, 125, 1000), 125);
+	/* No budget (100%) or none set: the step. */
+	assert_int_equal(abit_cpu_pace_ms(&p, now, 900 * MS, 100, 125, 1000), 125);
+	/* A lower share: 400 ms at 10% of a 1000 ms window (100 ms banked at most). */
+	p = (struct abit_cpu_pace){0};
+	assert_int_equal(abit_cpu_pace_ms(&p, now, 400 * MS, 10, 125, 1000), 3001);
+	/* Over many costly calls the share is pct, within the window's burst. */
+	p = (struct abit_cpu_pace){0};
+	now = wall0;
+	for (int i = 0; i < 200; i++) {
+		now += 300 * MS; /* a call of 300 ms of CPU */
+		cpu += 300 * MS;
+		s = abit_cpu_pace_ms(&p, now, 300 * MS, 50, 125, 1000);
+		now += s * MS;
+	}
+	assert_true(cpu <= (now - wall0) / 2 + 500 * MS);
+	assert_true(cpu >= (now - wall0) / 2 - 50 * MS);
 }
 
 int main(void)
@@ -236,7 +264,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define FX(t) cmocka_unit_test_setup_teardown(t, fx_setup, fx_teardown)
 	    FX(test_round_gauge_holds_the_steps_of_the_whole_round),
-	    FX(test_cpu_budget_lengthens_the_sleep_after_a_costly_call),
+	    FX(test_cpu_budget_allows_a_window_then_lengthens_the_sleep),
 	    FX(test_missing_page_idle_makes_the_source_unavailable),
 	    FX(test_first_evidence_counts_while_the_fast_node_has_room),
 	    FX(test_pages_arriving_on_the_slow_tier_wake_backed_off_pieces),
