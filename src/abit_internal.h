@@ -268,7 +268,8 @@ int abit_scan_quick(struct abit *a, struct abit_proc *p);
 /* At a round's start: a process whose round that ended found no access is quiet. */
 void abit_scan_new_round(struct abit *a);
 /* After a round or a step: a process scanned in full that was quiet a whole round and since
- * showed accesses in ABIT_WAKE_SCANS scans wakes every piece that backed off. */
+ * showed accesses in ABIT_WAKE_SCANS scans wakes: every piece whose last scan found no access
+ * is looked at by the next step. */
 void abit_scan_wake(struct abit *a);
 
 /* ---- mode "regions": the watch (abit_watch.c) ------------------------------------------ */

@@ -514,9 +514,9 @@ void abit_scan_new_round(struct abit *a)
  * backed off while it was quiet, up to ABIT_MAX_INTERVAL rounds, and pieces the last round
  * found quiet just before the use began: when it wakes, every piece whose last scan found no
  * access is looked at by the next step, not when its interval runs out or the next round
- * comes, at most once per scan interval. Their pages still need the threshold's accesses (a sweep that wakes a process is
- * read once). A process used a little all along (fewer than ABIT_WAKE_SCANS scans with accesses
- * since it went quiet) keeps its pace. */
+ * comes, at most once per scan interval. Their pages still need the threshold's accesses (a
+ * sweep that wakes a process is read once). A process used a little all along (fewer than
+ * ABIT_WAKE_SCANS scans with accesses since it went quiet) keeps its pace. */
 void abit_scan_wake(struct abit *a)
 {
 	for (size_t i = 0; i < a->table.nprocs; i++) {
