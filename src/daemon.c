@@ -101,8 +101,12 @@ static void probe_line(void *ctx, const char *s)
 {
 	FILE *f = ctx;
 
+	static const char warn[] = "warning: ";
+
 	if (f)
 		fprintf(f, "%s\n", s);
+	else if (strncmp(s, warn, sizeof(warn) - 1) == 0)
+		log_warning("%s", s + sizeof(warn) - 1);
 	else
 		log_info("%s", s);
 }

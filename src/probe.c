@@ -454,7 +454,15 @@ static void probe_describe_numab(const struct probe_result *r,
 	if (r->numa_balancing_tiering)
 		line(ctx,
 		     "warning: kernel.numa_balancing has memory tiering mode (2) set: the kernel "
-		     "promotes the same slow-tier pages pghotd does; set it to 0 or 1");
+		     "promotes the same slow-tier pages pghotd does; set it to 0");
+	else if (r->numa_balancing > 0)
+		/* Seen on Debian's 6.12, which turns mode 1 on at boot where two nodes have CPUs:
+		 * it moved pages pghotd had placed on a fixed target back to their CPU's node,
+		 * and from a memory-only node it moves every page used twice, a sweep's too. */
+		line(ctx,
+		     "warning: kernel.numa_balancing mode 1 is on: the kernel moves pages to the "
+		     "node of the CPU that uses them, slow-tier pages and those pghotd placed "
+		     "included; set it to 0");
 }
 
 void probe_describe(const struct probe_result *r, const struct topology *t,

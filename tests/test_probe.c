@@ -210,7 +210,7 @@ static void required_source_that_is_available_passes_the_check(void **state)
 	assert_int_equal(which, SRC_IBS);
 }
 
-static void numa_balancing_tiering_mode_draws_a_warning(void **state)
+static void numa_balancing_on_draws_a_warning(void **state)
 {
 	static const struct {
 		const char *procfs;
@@ -234,8 +234,12 @@ static void numa_balancing_tiering_mode_draws_a_warning(void **state)
 		assert_int_equal(r.numa_balancing_tiering, cases[i].tiering);
 		probe_describe(&r, NULL, collect, &l);
 		assert_true(find_line(&l, cases[i].line) >= 0);
-		assert_int_equal(find_line(&l, "warning: kernel.numa_balancing") >= 0,
+		assert_int_equal(find_line(&l, "warning: kernel.numa_balancing has memory tiering") >=
+				     0,
 				 cases[i].tiering);
+		/* Mode 1 moves pages too: it draws its own warning. */
+		assert_int_equal(find_line(&l, "warning: kernel.numa_balancing mode 1 is on") >= 0,
+				 cases[i].mode == 1);
 	}
 }
 
@@ -479,7 +483,7 @@ int main(void)
 	    cmocka_unit_test(intel_pmu_gives_pebs_and_hybrid_uses_cpu_core),
 	    cmocka_unit_test(config_off_disables_and_on_marks_required),
 	    cmocka_unit_test(required_source_that_is_available_passes_the_check),
-	    cmocka_unit_test(numa_balancing_tiering_mode_draws_a_warning),
+	    cmocka_unit_test(numa_balancing_on_draws_a_warning),
 	    cmocka_unit_test(kernel_without_numa_balancing_reports_unknown_mode),
 	    cmocka_unit_test(garbled_procfs_is_treated_as_unprivileged_without_crashing),
 	    cmocka_unit_test(missing_roots_make_every_source_unavailable),
