@@ -99,10 +99,11 @@ struct abit_proc {
 	uint64_t vm_size, vm_rss; /* statm (pages) when its maps were last read */
 	unsigned maps_kept;	  /* re-reads since, that found both unchanged (proc_build()) */
 	bool capped;		  /* pieces were left out at that read: read again at each */
-	/* The process wake (abit_scan_wake()): scans that found accesses since the last round
+	/* The process wake (abit_scan_wake()): whether a scan found accesses since the last round
 	 * began; quiet since a round (and its steps) found none, and the scans with accesses since;
 	 * the round of the last wake. */
-	uint32_t used_scans, wake_scans;
+	bool round_used;
+	uint32_t wake_scans;
 	bool quiet;
 	uint64_t woke_round;
 };

@@ -366,7 +366,7 @@ int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, i
 	}
 	g->seen = g->seen || accessed;
 	g->cold_scanned = g->cold_until != 0;
-	p->used_scans += accessed != 0;
+	p->round_used = p->round_used || accessed;
 	p->wake_scans += accessed != 0;
 	return 0;
 }
@@ -502,11 +502,11 @@ void abit_scan_new_round(struct abit *a)
 	for (size_t i = 0; i < a->table.nprocs; i++) {
 		struct abit_proc *p = &a->table.procs[i];
 
-		if (!p->used_scans) {
+		if (!p->round_used) {
 			p->quiet = true;
 			p->wake_scans = 0;
 		}
-		p->used_scans = 0;
+		p->round_used = false;
 	}
 }
 

@@ -240,7 +240,7 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 		pieces_inherit(old->piece, old->npieces, p.piece, p.npieces);
 		p.added = old->added;
 		p.nquick = old->nquick; /* the inherited pieces keep their re-reads */
-		p.used_scans = old->used_scans;
+		p.round_used = old->round_used;
 		p.wake_scans = old->wake_scans;
 		p.quiet = old->quiet;
 		p.woke_round = old->woke_round;
