@@ -1,8 +1,9 @@
 /* abit_cold: the demotion side of the Accessed-bit source. Tracked pages of the fast nodes the
  * cold list wants watched keep the time since which they were not seen accessed, and go to
  * the cold list (in batches) once idle for config_demotion_exchange_ms(), once per idle
- * episode or offer epoch; in mode "regions" the cold window scans in turn the pieces where
- * samples found such pages idle. */
+ * episode or offer epoch (a scan that finds such a page idle but younger has its piece scanned
+ * again when the page is old enough: abit_cold_schedule()); in mode "regions" the cold window scans
+ * in turn the pieces where samples found such pages idle. */
 #include <stdlib.h>
 
 #include "abit_internal.h"
@@ -52,8 +53,14 @@ void abit_cold_note(struct abit *a, struct abit_proc *p, struct abit_piece *g, u
 		g->ent[i] &= ~ENT_OFFERED;
 		return;
 	}
-	if ((g->ent[i] & ENT_OFFERED) || age < config_demotion_exchange_ms(a->cfg))
+	if (g->ent[i] & ENT_OFFERED)
 		return;
+	if (age < config_demotion_exchange_ms(a->cfg)) {
+		uint32_t wait = config_demotion_exchange_ms(a->cfg) - age;
+
+		a->scan.cold_wait_ms = wait < a->scan.cold_wait_ms ? wait : a->scan.cold_wait_ms;
+		return;
+	}
 	/* Mapped by more than one process: move_pages(2) without MPOL_MF_MOVE_ALL refuses it
 	 * (-EACCES), so an offer would only head the promoter's take with a failure. */
 	if (!(a->scan.pm[i] & PAGEMAP_EXCLUSIVE))
@@ -86,6 +93,23 @@ int abit_cold_track(struct abit *a, struct abit_piece *g, uint32_t i)
 	}
 	g->since[i] = abit_since_now(a);
 	return 0;
+}
+
+/* The piece just scanned holds watched fast pages found idle that will be old enough to be
+ * offered in a->scan.cold_wait_ms: it is scanned again the round after, not at its backed-off
+ * pace, so a full node's cold pages are on the list when an exchange needs them (a page
+ * that stays idle is offered within a round of the exchange age, and a piece read once per
+ * idle episode for it). */
+void abit_cold_schedule(struct abit *a, struct abit_piece *g)
+{
+	unsigned round_ms = a->cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP;
+	uint64_t rounds;
+
+	if (a->scan.cold_wait_ms == UINT32_MAX)
+		return;
+	rounds = round_ms ? a->scan.cold_wait_ms / round_ms + 1 : 1;
+	if (g->next_round > a->round + rounds)
+		g->next_round = a->round + rounds;
 }
 
 /* Most rounds between scans of a piece that holds pages of a fast node watched for

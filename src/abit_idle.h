@@ -21,13 +21,16 @@
  * every ABIT_REFRESH_ROUNDS rounds and after a reload; in between, one readdir of the procfs root
  * per step (ABIT_SAMPLES_PER_ROUND steps a round; abit_step() between rounds in mode "full")
  * finds the pids it did not list before, and only those are read, added and looked at in that
- * step, without a re-read of every watched process. In a process scanned in full, a piece whose
- * scan learned new slow pages, or found accesses where its last scan found none, is looked at
- * again by the next QUICK_STEPS steps (quick looks), so a page used all the time counts twice
- * within a quarter of a scan interval of the first look; arrivals on the slow tier wake their
- * pieces for the next step, and so does a process that was quiet for a round when it shows
- * accesses again (abit_scan_wake()). A scan marks again only the pages it found accessed or
- * learned: a page read idle keeps its mark. A page the last look learned (fresh) and this look,
+ * step, without a re-read of every watched process; a new pid passed over (not selected yet,
+ * as a shell forked to exec a watched program is, or nothing mapped yet) is read again at each
+ * step of its first ABIT_REFRESH_ROUNDS rounds (up to ABIT_RETRY_MAX such pids). In a process
+ * scanned in full, a piece whose scan learned new slow pages, or found accesses where its last scan
+ * found none, is looked at again by the next QUICK_STEPS steps (quick looks), so a page used all
+ * the time counts twice within a quarter of a scan interval of the first look; arrivals on the slow
+ * tier wake their pieces for the next step (but for pieces of watched fast pages only, which keep
+ * the cold side's pace), and so does a process that was quiet for a round when
+ * it shows accesses again (abit_scan_wake()). A scan marks again only the pages it found accessed
+ * or learned: a page read idle keeps its mark. A page the last look learned (fresh) and this look,
  * within a quarter of a scan interval, found accessed is first evidence: delivered with a
  * threshold one below promotion.threshold while the fast node with most free memory has twice
  * the promotion reserve free (abit_first_threshold()).
@@ -90,7 +93,11 @@ struct stats;
  * pieces without reading its maps, this many times in a row at most (a mprotect or a mremap
  * changes neither), unless pieces of it were left out for a cap. */
 #define ABIT_MAPS_KEEP_MAX 8
-#define ABIT_EVENT_BATCH   256
+/* Pids new to the process listing and passed over (not selected yet, or nothing mapped yet)
+ * looked at again at each step of their first ABIT_REFRESH_ROUNDS rounds, at most: a burst of
+ * new processes beyond it waits for the periodic re-read, as every new pid once did. */
+#define ABIT_RETRY_MAX	 32
+#define ABIT_EVENT_BATCH 256
 /* Mode "regions": sampling steps per round, per aggregation interval (one scan interval), and
  * the fewest pages per sampling region a process is given. A sampled page costs about five
  * 8-byte system calls and two reverse-map walks in the kernel, several times a scanned page,

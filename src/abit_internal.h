@@ -120,6 +120,15 @@ struct abit_table_state {
 	/* 2 MiB pieces over every process, at most (deps.pieces_cap), and held now. */
 	uint64_t pieces_cap, pieces_used;
 	bool maps_keep; /* the configuration is the one the kept pieces were built for */
+	/* Pids new to a listing that were passed over (not selected, or nothing mapped yet: a
+	 * forked shell before its exec, a program before its first mapping), sorted, each with
+	 * the last round it is looked at again: at every step until then (abit_table_add_new()),
+	 * not only at the next periodic re-read. */
+	struct abit_retry {
+		pid_t pid;
+		uint64_t until;
+	} retry[ABIT_RETRY_MAX];
+	size_t nretry;
 };
 
 /* The scan (abit_scan.c): the threshold a fresh page's first access is worth
@@ -138,6 +147,9 @@ struct abit_scan_state {
 	void *addr[ABIT_PIECE_PAGES];
 	/* Pages the fetch read idle at an unchanged PFN: still marked, so not marked again. */
 	bool still[ABIT_PIECE_PAGES];
+	/* The piece under scan: milliseconds until the first of its watched fast pages found idle
+	 * and not offered yet is idle long enough to be offered (UINT32_MAX: none). */
+	uint32_t cold_wait_ms;
 	struct idle_words words;
 };
 
@@ -252,7 +264,8 @@ const struct abit_piece *abit_table_piece_at(const struct abit *a, pid_t pid, ui
 void abit_piece_due_now(struct abit *a, struct abit_piece *g);
 /* Every piece of p scanned less often than every `above` rounds (0: every piece whose last
  * scan found no access) is due at the coming round, and, in a process scanned in full, looked
- * at by the next step. */
+ * at by the next step; with `above` (arrivals), not a piece whose tracked pages are all of
+ * watched fast nodes. */
 void abit_proc_wake_pieces(struct abit *a, struct abit_proc *p, uint16_t above);
 
 /* ---- the page-by-page scan (abit_scan.c) ----------------------------------------------- */
@@ -298,6 +311,9 @@ void abit_cold_note(struct abit *a, struct abit_proc *p, struct abit_piece *g, u
 		    bool idle);
 /* Makes room for page i's idle time and starts it now; -ENOMEM. */
 int abit_cold_track(struct abit *a, struct abit_piece *g, uint32_t i);
+/* The piece just scanned is due again by the round its first idle fast page not offered yet
+ * is old enough to be offered. */
+void abit_cold_schedule(struct abit *a, struct abit_piece *g);
 /* Most rounds between scans of a piece holding pages of a watched fast node. */
 uint16_t abit_cold_max_interval(const struct abit *a);
 /* Mode regions: moves hinted pieces into and out of the cold window. */

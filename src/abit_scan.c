@@ -333,6 +333,7 @@ int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, i
 	unsigned accessed = 0;
 	int r = piece_fetch(a, g);
 
+	a->scan.cold_wait_ms = UINT32_MAX; /* abit_cold_note() lowers it */
 	if (r < 0)
 		return r;
 	/* The pagemap is read after the bitmap, so a page that moved before its bit was read
@@ -364,6 +365,7 @@ int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, i
 		piece_adapt(g, accessed, had_tracked, a->round,
 			    g->nfast ? abit_cold_max_interval(a) : ABIT_MAX_INTERVAL);
 	}
+	abit_cold_schedule(a, g);
 	g->seen = g->seen || accessed;
 	g->cold_scanned = g->cold_until != 0;
 	p->round_used = p->round_used || accessed;

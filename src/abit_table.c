@@ -265,6 +265,66 @@ static void pieces_recount(struct abit *a)
 		a->table.pieces_used += a->table.procs[i].npieces;
 }
 
+static int pid_cmp(const void *x, const void *y)
+{
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* Whether pid is among v[0..n) (sorted). */
+static bool pid_in(const pid_t *v, size_t n, pid_t pid)
+{
+	return n && bsearch(&pid, v, n, sizeof(*v), pid_cmp);
+}
+
+/* The retry list's index of pid, or where it would go. */
+static size_t retry_find(const struct abit_table_state *t, pid_t pid)
+{
+	size_t i = 0;
+
+	while (i < t->nretry && t->retry[i].pid < pid)
+		i++;
+	return i;
+}
+
+/* pid, new to the listing, was passed over: looked at again at each step of its first
+ * ABIT_REFRESH_ROUNDS rounds, while the list has room. */
+static void retry_note(struct abit *a, pid_t pid)
+{
+	struct abit_table_state *t = &a->table;
+	size_t i = retry_find(t, pid);
+
+	if ((i < t->nretry && t->retry[i].pid == pid) || t->nretry == ABIT_RETRY_MAX)
+		return;
+	memmove(&t->retry[i + 1], &t->retry[i], (t->nretry - i) * sizeof(t->retry[0]));
+	t->retry[i] = (struct abit_retry){.pid = pid, .until = a->round + ABIT_REFRESH_ROUNDS};
+	t->nretry++;
+}
+
+static bool retry_has(const struct abit_table_state *t, pid_t pid)
+{
+	size_t i = retry_find(t, pid);
+
+	return i < t->nretry && t->retry[i].pid == pid;
+}
+
+/* Keeps the retries still due: young, in the listing pids[0..n), and not watched. */
+static void retry_prune(struct abit *a, const pid_t *pids, size_t n)
+{
+	struct abit_table_state *t = &a->table;
+	size_t k = 0;
+
+	for (size_t i = 0; i < t->nretry; i++) {
+		const struct abit_retry *r = &t->retry[i];
+
+		if (r->until >= a->round && pid_in(pids, n, r->pid) &&
+		    !abit_table_find(t->procs, t->nprocs, r->pid))
+			t->retry[k++] = *r;
+	}
+	t->nretry = k;
+}
+
 /* Re-reads the selected processes and their VMAs, keeping what is known of unchanged
  * pieces. On failure the old list stays. */
 static int table_reread_all(struct abit *a, const struct pghotd_config *cfg)
@@ -285,10 +345,15 @@ static int table_reread_all(struct abit *a, const struct pghotd_config *cfg)
 	for (size_t i = 0; i < n; i++) {
 		if (abit_stopping(a))
 			break;
-		if (!proc_selected(a, cfg, pids[i]))
+		if (!proc_selected(a, cfg, pids[i])) {
+			if (!pid_in(a->table.listed, a->table.nlisted, pids[i]))
+				retry_note(a, pids[i]);
 			continue;
+		}
 		old = abit_table_find(a->table.procs, a->table.nprocs, pids[i]);
 		r = proc_build(a, pids[i], old, &np[k]);
+		if (r == -ESRCH && !old && !pid_in(a->table.listed, a->table.nlisted, pids[i]))
+			retry_note(a, pids[i]); /* nothing mapped yet */
 		if (r == -ENOMEM) {
 			abit_table_free(np, k);
 			free(pids);
@@ -311,6 +376,7 @@ static int table_reread_all(struct abit *a, const struct pghotd_config *cfg)
 	abit_table_free(a->table.procs, a->table.nprocs);
 	a->table.procs = np;
 	a->table.nprocs = k;
+	retry_prune(a, pids, n);
 	return 0;
 }
 
@@ -318,20 +384,29 @@ static int table_reread_all(struct abit *a, const struct pghotd_config *cfg)
  * hold, from this round on rather than ABIT_REFRESH_ROUNDS later, and keeps that listing. The
  * processes already watched are left as they are: with hundreds of them and processes coming
  * and going all the time, a new pid costs its own reads, not a re-read of every watched
- * process's maps. One readdir a round (a few getdents64 calls for hundreds of pids). Takes pids;
- * -ENOMEM with nothing changed. */
+ * process's maps. One readdir a round (a few getdents64 calls for hundreds of pids). A new pid
+ * passed over (not selected: a shell forked to exec a watched program; or nothing mapped yet)
+ * is looked at again at each call of its first ABIT_REFRESH_ROUNDS rounds (the retry list).
+ * Takes pids; -ENOMEM with nothing changed. */
 int abit_table_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *pids, size_t n)
 {
 	struct abit_proc *add = NULL, *merged;
 	size_t nadd = 0, cap = 0, i, j, k;
 	int r;
 
+	retry_prune(a, pids, n);
 	for (i = 0, j = 0; i < n; i++) {
+		bool known;
+
 		while (j < a->table.nlisted && a->table.listed[j] < pids[i])
 			j++;
-		if ((j < a->table.nlisted && a->table.listed[j] == pids[i]) ||
-		    !proc_selected(a, cfg, pids[i]))
+		known = j < a->table.nlisted && a->table.listed[j] == pids[i];
+		if (known && !retry_has(&a->table, pids[i]))
 			continue;
+		if (!proc_selected(a, cfg, pids[i])) {
+			retry_note(a, pids[i]); /* kept as it was when known */
+			continue;
+		}
 		if (nadd == cap) {
 			struct abit_proc *bigger;
 
@@ -345,7 +420,10 @@ int abit_table_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *p
 		r = proc_build(a, pids[i], NULL, &add[nadd]);
 		if (r == -ENOMEM)
 			goto nomem;
-		if (r == 0) /* other failures: exited, or not ours to read */
+		if (r == -ESRCH)
+			retry_note(a, pids[i]); /* nothing mapped yet, or gone (pruned then) */
+		/* Other failures: exited, or not ours to read. */
+		if (r == 0)
 			a->table.pieces_used += add[nadd++].npieces;
 		if (abit_stopping(a))
 			break;
@@ -473,6 +551,11 @@ void abit_proc_wake_pieces(struct abit *a, struct abit_proc *p, uint16_t above)
 		struct abit_piece *g = &p->piece[k];
 
 		if (above ? g->interval <= above || g->next_round <= a->round : g->used)
+			continue;
+		/* Arrivals leave a piece of watched fast pages only at the cold side's pace: a page
+		 * of it that arrives on the slow tier was demoted as cold (a big idle buffer in
+		 * DRAM would otherwise be read in full each time the slow tier grows). */
+		if (above && g->nfast && g->nfast == g->ntracked)
 			continue;
 		if (g->next_round > a->round)
 			g->next_round = a->round;

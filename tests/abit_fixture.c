@@ -367,6 +367,31 @@ int fx_interval(struct fx *f)
 }
 
 /* One step between rounds of mode full: a quarter of a round (abit_step()). */
+void fx_node_used(struct fx *f, int node, unsigned used_kib)
+{
+	char path[256], text[128];
+	int n;
+
+	fx_path(f, path, sizeof(path), "sys/devices");
+	mkdir(path, 0755);
+	fx_path(f, path, sizeof(path), "sys/devices/system");
+	mkdir(path, 0755);
+	fx_path(f, path, sizeof(path), "sys/devices/system/node");
+	mkdir(path, 0755);
+	fx_path(f, path, sizeof(path), "sys/devices/system/node/node%d", node);
+	mkdir(path, 0755);
+	fx_path(f, path, sizeof(path), "sys/devices/system/node/node%d/meminfo", node);
+	n = snprintf(text, sizeof(text),
+		     "Node %d MemTotal:       65536 kB\nNode %d MemFree:    %8u kB\n", node, node,
+		     65536 - used_kib);
+	write_file(path, text, (size_t)n);
+	if (strcmp(f->topo->sysfs_root, f->sysfs) != 0) {
+		free(f->topo->sysfs_root);
+		f->topo->sysfs_root = strdup(f->sysfs);
+		assert_non_null(f->topo->sysfs_root);
+	}
+}
+
 int fx_step(struct fx *f)
 {
 	f->clock_ns += (uint64_t)f->cfg->sources.abit.scan_interval_ms * 1000000u /

@@ -48,7 +48,7 @@ struct fx {
 	size_t max_io; /* 0: no limit */
 	unsigned io_calls;
 	uint64_t bits_marked; /* idle bits written as 1 to the kernel's bitmap, tracked pages' */
-	uint64_t io_tick_ns; /* the clock advances this much at each pread and pwrite */
+	uint64_t io_tick_ns;  /* the clock advances this much at each pread and pwrite */
 	/* Writes set bits, as the kernel's bitmap does; with this, as the kernel too: a page
 	 * page_idle does not track (kpageflags: not an LRU page nor a THP head) ignores writes to
 	 * its bit and reads 0. */
@@ -87,6 +87,9 @@ int fx_round(struct fx *f);
 int fx_interval(struct fx *f);
 /* One step between rounds of mode full: a quarter of a round (abit_step()). */
 int fx_step(struct fx *f);
+/* Node node's meminfo with used KiB of 65536 in use, in a sysfs of the test's own (the
+ * committed fixture is read-only) that the topology now reads. */
+void fx_node_used(struct fx *f, int node, unsigned used_kib);
 uint64_t fx_stat(struct fx *f, enum stat_src_counter c);
 /* A process of 16 pieces of 2 MiB (8192 pages) with slow pages everywhere, max_regions 64:
  * sampling regions of at most L = ceil(4 * 8192 / 64) = 512 pages. */

@@ -230,6 +230,61 @@ static void test_piece_of_watched_fast_pages_is_seen_every_quarter_idle_time(voi
 	assert_true(offered >= (8 * ABIT_MAX_INTERVAL - 32) / cap - 1);
 }
 
+/* A piece that backed off before its node was watched (its fast pages then untracked) keeps
+ * that pace: a scan that finds a watched fast page idle but too young to offer has the piece
+ * scanned again once the page is old enough, not a back-off later. */
+static void test_idle_fast_page_is_offered_soon_after_the_exchange_age(void **state)
+{
+	struct fx *f = *state;
+	struct cold_page c;
+	int r;
+
+	fx_cold_setup(f, 1);
+	f->cfg->demotion.min_idle_ms = 64 * f->cfg->sources.abit.scan_interval_ms;
+	f->cfg->promotion.cooldown_ms = f->cfg->demotion.min_idle_ms;
+	f->cfg->promotion.window_ms = 6 * f->cfg->sources.abit.scan_interval_ms;
+	for (r = 0; r < 64 && abit_piece_interval(f->a, 100, VA) < 4; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_piece_interval(f->a, 100, VA), 4);
+	cold_list_want(f->cold, 1);
+	for (r = 0; r < 64 && cold_list_len(f->cold) == 0; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_int_equal(fx_take_cold(f, &c, 1), 1);
+	/* Tracked at the first scan, seen idle 4 s later (too young), then offered at 9 s: the
+	 * schedule counts the source's rounds of half a scan interval, and fx_round() is a whole
+	 * one. The back-off alone would have waited for the scan 8 rounds later (12 s). */
+	assert_true(c.offered_ms - c.idle_since_ms <= 9000);
+}
+
+/* The slow tier grows (a new process placing its data there): backed-off pieces are looked
+ * at by the next step, but not a piece of watched fast pages only, which keeps the cold side's
+ * pace (an idle buffer filling DRAM would be read in full each time). */
+static void test_arrivals_leave_a_piece_of_watched_fast_pages_at_its_pace(void **state)
+{
+	struct fx *f = *state;
+	uint64_t before;
+
+	assert_int_equal(cold_list_new(64, &f->cold), 0);
+	f->cfg->demotion.min_idle_ms = 16 * f->cfg->sources.abit.scan_interval_ms;
+	f->cfg->promotion.cooldown_ms = f->cfg->demotion.min_idle_ms;
+	fx_node_used(f, 1, 1024); /* the slow node */
+	fx_proc(f, 100, "app", 1, VA, VA + PIECE);
+	fx_map(f, 100, VA, 100, LRU);
+	fx_new_abit(f);
+	cold_list_want(f->cold, 1);
+	for (int r = 0; r < 4 * ABIT_MAX_INTERVAL; r++)
+		assert_true(fx_round(f) >= 0);
+	assert_true(abit_piece_interval(f->a, 100, VA) > ABIT_HOT_SPEEDUP);
+	do { /* up to the round that scans it: its next scan is rounds away */
+		before = fx_stat(f, SS_PAGES_SCANNED);
+		assert_true(fx_round(f) >= 0);
+	} while (fx_stat(f, SS_PAGES_SCANNED) == before);
+	before = fx_stat(f, SS_PAGES_SCANNED);
+	fx_node_used(f, 1, 1024 + 16384);
+	assert_true(fx_step(f) >= 0);
+	assert_int_equal(fx_stat(f, SS_PAGES_SCANNED), before);
+}
+
 static void test_thp_head_on_a_fast_node_is_offered_as_huge(void **state)
 {
 	struct fx *f = *state;
@@ -444,6 +499,8 @@ int main(void)
 	    FX(test_longer_promotion_window_holds_the_offer_back),
 	    FX(test_fast_pages_appearing_do_not_quicken_the_scans_of_their_piece),
 	    FX(test_piece_of_watched_fast_pages_is_seen_every_quarter_idle_time),
+	    FX(test_arrivals_leave_a_piece_of_watched_fast_pages_at_its_pace),
+	    FX(test_idle_fast_page_is_offered_soon_after_the_exchange_age),
 	    FX(test_thp_head_on_a_fast_node_is_offered_as_huge),
 	    FX(test_fast_pages_the_scan_finds_cold_are_demoted_by_the_promoter),
 	    FX(test_fast_pages_stop_being_tracked_when_the_node_is_no_longer_watched),

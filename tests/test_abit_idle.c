@@ -62,33 +62,6 @@ static void test_missing_page_idle_makes_the_source_unavailable(void **state)
 	free(logbuf);
 }
 
-/* Node node's meminfo with used KiB of 65536 in use, in a sysfs of the test's own (the
- * committed fixture is read-only) that the topology now reads. */
-static void fx_node_used(struct fx *f, int node, unsigned used_kib)
-{
-	char path[256], text[128];
-	int n;
-
-	fx_path(f, path, sizeof(path), "sys/devices");
-	mkdir(path, 0755);
-	fx_path(f, path, sizeof(path), "sys/devices/system");
-	mkdir(path, 0755);
-	fx_path(f, path, sizeof(path), "sys/devices/system/node");
-	mkdir(path, 0755);
-	fx_path(f, path, sizeof(path), "sys/devices/system/node/node%d", node);
-	mkdir(path, 0755);
-	fx_path(f, path, sizeof(path), "sys/devices/system/node/node%d/meminfo", node);
-	n = snprintf(text, sizeof(text),
-		     "Node %d MemTotal:       65536 kB\nNode %d MemFree:    %8u kB\n", node, node,
-		     65536 - used_kib);
-	write_file(path, text, (size_t)n);
-	if (strcmp(f->topo->sysfs_root, f->sysfs) != 0) {
-		free(f->topo->sysfs_root);
-		f->topo->sysfs_root = strdup(f->sysfs);
-		assert_non_null(f->topo->sysfs_root);
-	}
-}
-
 static void fx_slow_used(struct fx *f, unsigned used_kib)
 {
 	fx_node_used(f, 1, used_kib);

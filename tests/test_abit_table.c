@@ -206,19 +206,24 @@ static void test_pieces_beyond_the_source_cap_are_left_out_and_counted(void **st
 	assert_true(abit_piece_interval(f->a, 200, VA + 63 * PIECE) >= 1);
 }
 
-static void test_selection_skips_unselected_processes(void **state)
+/* Loads cfg text into f (the fixture's topology kept). */
+static void fx_config(struct fx *f, const char *text)
 {
-	struct fx *f = *state;
 	struct config_errors errs = {0};
 	struct pghotd_config *cfg;
 
-	assert_int_equal(config_load_string("processes: { include_comm = [\"db*\"]; };\n"
-					    "sources: { abit: { mode = \"full\"; }; };",
-					    "t", &cfg, &errs),
-			 0);
+	assert_int_equal(config_load_string(text, "t", &cfg, &errs), 0);
 	cfg->topo = f->topo;
 	config_free(f->cfg);
 	f->cfg = cfg;
+}
+
+static void test_selection_skips_unselected_processes(void **state)
+{
+	struct fx *f = *state;
+
+	fx_config(f, "processes: { include_comm = [\"db*\"]; };\n"
+		     "sources: { abit: { mode = \"full\"; }; };");
 	fx_proc(f, 100, "dbserver", 0, VA, VA + PIECE);
 	fx_proc(f, 200, "shell", 0, VA, VA + PIECE);
 	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
@@ -315,6 +320,92 @@ static void test_young_process_maps_are_read_every_round(void **state)
 	assert_int_equal(abit_nr_tracked(f->a), 1);
 }
 
+/* The shell forked to start a watched program is listed before its exec, under the shell's
+ * name: passed over then, it is read again at the next steps, so the program is watched
+ * from the step after its exec, not from the next periodic re-read of every process. */
+static void test_shell_that_execs_a_watched_program_is_watched_at_the_next_step(void **state)
+{
+	struct fx *f = *state;
+	char path[256];
+
+	fx_config(f, "processes: { include_comm = [\"db*\"]; };\n"
+		     "sources: { abit: { mode = \"full\"; }; };");
+	fx_proc(f, 100, "dbserver", 0, VA, VA + PIECE);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+	fx_proc(f, 200, "sh", 0, VA, VA + PIECE);
+	assert_true(fx_step(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+	/* The exec. */
+	fx_path(f, path, sizeof(path), "proc/200/comm");
+	write_file(path, "dbload\n", 7);
+	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
+	assert_true(fx_step(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 2);
+	assert_int_equal(abit_piece_interval(f->a, 200, VA), 1);
+}
+
+/* A program listed before it maps anything is read again at the next steps too. */
+static void test_process_with_nothing_mapped_yet_is_watched_when_it_maps(void **state)
+{
+	struct fx *f = *state;
+	const char *vvar = "7ffff7fc1000-7ffff7fc5000 r--p 00000000 00:00 0 [vvar]\n";
+	char path[256];
+
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	fx_proc(f, 200, "late", 0, VA + 8 * PIECE, VA + 9 * PIECE);
+	fx_path(f, path, sizeof(path), "proc/200/maps");
+	write_file(path, vvar, strlen(vvar));
+	assert_true(fx_step(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+	fx_maps_one(f, 200, VA, VA + PIECE);
+	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
+	assert_true(fx_step(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 2);
+}
+
+/* The retries end: a pid passed over for its first ABIT_REFRESH_ROUNDS rounds is left to the
+ * periodic re-read (a process that never execs a watched program costs no reads at each step
+ * for ever). */
+static void test_pid_passed_over_is_not_read_at_each_step_for_ever(void **state)
+{
+	struct fx *f = *state;
+	char path[256];
+	int steps = 0;
+
+	fx_config(f, "processes: { include_comm = [\"db*\"]; };\n"
+		     "sources: { abit: { mode = \"full\"; }; };");
+	fx_proc(f, 100, "dbserver", 0, VA, VA + PIECE);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_new_abit(f);
+	/* Just after a periodic re-read. */
+	for (int r = 0; r <= ABIT_REFRESH_ROUNDS; r++)
+		assert_true(fx_round(f) >= 0);
+	fx_proc(f, 200, "sh", 0, VA, VA + PIECE);
+	assert_true(fx_step(f) >= 0);
+	for (int r = 0; r <= ABIT_REFRESH_ROUNDS; r++) {
+		assert_true(fx_round(f) >= 0);
+		for (int k = 1; k < ABIT_SAMPLES_PER_ROUND; k++)
+			assert_true(fx_step(f) >= 0);
+	}
+	/* Old now: its exec is found by the periodic re-read, not by a step. */
+	fx_path(f, path, sizeof(path), "proc/200/comm");
+	write_file(path, "dbload\n", 7);
+	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
+	for (int k = 1; k < ABIT_SAMPLES_PER_ROUND; k++)
+		assert_true(fx_step(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+	while (abit_nr_procs(f->a) == 1 &&
+	       steps++ < 4 * ABIT_REFRESH_ROUNDS * ABIT_SAMPLES_PER_ROUND)
+		assert_true((steps % ABIT_SAMPLES_PER_ROUND ? fx_step(f) : fx_round(f)) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 2);
+}
+
 /* A process whose size and resident set stay as they were keeps its pieces without a read
  * of its maps, at most ABIT_MAPS_KEEP_MAX times in a row: a process of huge maps that does
  * nothing costs a statm read per re-read. A changed maps file is taken in at the latest
@@ -355,6 +446,9 @@ int main(void)
 	    FX(test_new_process_is_watched_from_the_next_round),
 	    FX(test_new_process_costs_its_own_reads_not_everyones),
 	    FX(test_young_process_maps_are_read_every_round),
+	    FX(test_shell_that_execs_a_watched_program_is_watched_at_the_next_step),
+	    FX(test_process_with_nothing_mapped_yet_is_watched_when_it_maps),
+	    FX(test_pid_passed_over_is_not_read_at_each_step_for_ever),
 	    FX(test_unchanged_process_is_not_reread_until_its_statm_changes),
 	};
 
