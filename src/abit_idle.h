@@ -25,7 +25,9 @@
  * as a shell forked to exec a watched program is, or nothing mapped yet) is read again at each
  * step of its first ABIT_REFRESH_ROUNDS rounds (up to ABIT_RETRY_MAX such pids). In a process
  * scanned in full, a piece whose scan learned new slow pages, or found accesses where its last scan
- * found none, is looked at again by the next QUICK_STEPS steps (quick looks), so a page used all
+ * found none, is looked at again by the next QUICK_STEPS steps (quick looks; in a process's first
+ * ABIT_REFRESH_ROUNDS rounds a piece that holds no page yet is looked at by every step), so a page
+ * used all
  * the time counts twice within a quarter of a scan interval of the first look; arrivals on the slow
  * tier wake their pieces for the next step (but for pieces of watched fast pages only, which keep
  * the cold side's pace), and so does a process that was quiet for a round when

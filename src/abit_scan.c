@@ -327,6 +327,18 @@ static void piece_quicken(struct abit_proc *p, struct abit_piece *g, unsigned ac
 	g->quick = QUICK_STEPS;
 }
 
+/* A young process (its first ABIT_REFRESH_ROUNDS rounds) is placing its data: a piece of it
+ * that holds no page to track yet stays fresh, looked at by every step, so the pages placed
+ * there are learned at the step after, not at the next round, and a use that starts as the
+ * placement ends is seen at once. An empty piece's look is one pagemap read. */
+static void piece_keep_fresh(const struct abit *a, struct abit_proc *p, struct abit_piece *g)
+{
+	if (g->ntracked || a->round >= p->added + ABIT_REFRESH_ROUNDS)
+		return;
+	p->nquick += !g->quick;
+	g->fresh = true;
+}
+
 int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, int fd)
 {
 	uint32_t had_tracked = g->ntracked - g->nfast; /* slow pages, as piece_adapt() counts */
@@ -352,8 +364,10 @@ int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, i
 	if (r < 0)
 		return r;
 	g->fresh = false;
-	if (!p->smp)
+	if (!p->smp) {
 		piece_quicken(p, g, accessed, had_tracked);
+		piece_keep_fresh(a, p, g);
+	}
 	g->used = accessed != 0;
 	if (a->scan.quick && !accessed && g->ntracked - g->nfast <= had_tracked) {
 		/* A quick look that found nothing new proves no idleness: the pace stands. */

@@ -313,13 +313,15 @@ static int judge_placement(struct mover *m, struct move_dir *d, const struct pgh
 }
 
 /* A page with no target: every one is full or paused. It asks demotion for room and waits on
- * the deferred list for the next interval, whose demotion_run() makes that room first, up to
- * config_exchange_wait_intervals(); with no one to ask, or waited out, it goes back to
- * counting. */
+ * the deferred list: promoter_run_once() runs that demotion right after and takes the page
+ * again in the same interval once it made room; otherwise the page waits for the intervals
+ * after, up to config_exchange_wait_intervals(); with no one to ask, or waited out, it goes
+ * back to counting. */
 static void no_target(struct mover *m, struct move_dir *d, const struct pghotd_config *cfg,
 		      struct work_item *it, int where, uint64_t now)
 {
-	if (mover_want_room(m, cfg, it, where) && it->retries < config_exchange_wait_intervals(cfg)) {
+	if (mover_want_room(m, cfg, it, where) &&
+	    it->retries < config_exchange_wait_intervals(cfg)) {
 		it->retries++;
 		defer(m, d, it);
 	} else {

@@ -406,6 +406,37 @@ static void test_pid_passed_over_is_not_read_at_each_step_for_ever(void **state)
 	assert_int_equal(abit_nr_procs(f->a), 2);
 }
 
+/* A young process places its data: a piece its first look found empty is looked at by the
+ * steps after, so a page placed there is learned at the next step, not the next round; once
+ * the process is past its first rounds, an empty piece waits for the rounds again. */
+static void test_young_process_piece_filled_after_its_look_is_learned_at_the_next_step(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 0, VA, VA + 2 * PIECE);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	assert_int_equal(abit_nr_tracked(f->a), 1);
+	assert_true(fx_step(f) >= 0);
+	fx_map(f, 100, VA + PIECE, SLOW_PFN + 2, LRU);
+	assert_true(fx_step(f) >= 0);
+	assert_int_equal(abit_nr_tracked(f->a), 2);
+
+	/* Old: a page placed in an empty piece is learned at a round. */
+	fx_proc(f, 200, "old", 0, VA, VA + 2 * PIECE);
+	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
+	for (int r = 0; r <= ABIT_REFRESH_ROUNDS; r++) {
+		assert_true(fx_round(f) >= 0);
+		assert_true(fx_step(f) >= 0);
+	}
+	assert_int_equal(abit_nr_tracked(f->a), 3);
+	fx_map(f, 200, VA + PIECE, SLOW_PFN + 131, LRU);
+	for (int k = 1; k < ABIT_SAMPLES_PER_ROUND; k++)
+		assert_true(fx_step(f) >= 0);
+	assert_int_equal(abit_nr_tracked(f->a), 3);
+}
+
 /* A process whose size and resident set stay as they were keeps its pieces without a read
  * of its maps, at most ABIT_MAPS_KEEP_MAX times in a row: a process of huge maps that does
  * nothing costs a statm read per re-read. A changed maps file is taken in at the latest
@@ -449,6 +480,7 @@ int main(void)
 	    FX(test_shell_that_execs_a_watched_program_is_watched_at_the_next_step),
 	    FX(test_process_with_nothing_mapped_yet_is_watched_when_it_maps),
 	    FX(test_pid_passed_over_is_not_read_at_each_step_for_ever),
+	    FX(test_young_process_piece_filled_after_its_look_is_learned_at_the_next_step),
 	    FX(test_unchanged_process_is_not_reread_until_its_statm_changes),
 	};
 
