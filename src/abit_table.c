@@ -202,8 +202,9 @@ static bool proc_selected(const struct abit *a, const struct pghotd_config *cfg,
  * process (same start time). 0 with *out filled, 1 when old stands as it is (the same
  * process, its size and resident set unchanged since its maps were read: those are read
  * again only every ABIT_MAPS_KEEP_MAX re-reads then, so a process of huge maps that does
- * nothing costs a statm read, not a maps read, per re-read), or -errno (-ESRCH: gone, skip
- * it). */
+ * nothing costs a statm read, not a maps read, per re-read), or -errno (-ESRCH: gone, or a
+ * kernel thread or zombie, with no address space: skip it; -ENODATA: nothing it maps can be
+ * tracked yet). */
 static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct abit_proc *out)
 {
 	struct abit_proc p = {.pid = pid, .cpu = -1, .node = -1, .added = a->round};
@@ -217,6 +218,8 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 		r = abit_vmas_read_statm(path, &p.vm_size, &p.vm_rss);
 	if (r < 0)
 		return abit_errno_gone(r) ? -ESRCH : r;
+	if (p.vm_size == 0)
+		return -ESRCH; /* never an address space: not worth a retry */
 	if (old && a->table.maps_keep && !old->capped && old->starttime == p.starttime &&
 	    old->vm_size == p.vm_size && old->vm_rss == p.vm_rss &&
 	    old->maps_kept < ABIT_MAPS_KEEP_MAX) {
@@ -230,9 +233,9 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 	if (r < 0)
 		return r;
 	if (!p.npieces) {
-		/* A kernel thread, or nothing mapped that could be tracked. */
+		/* Nothing mapped that could be tracked (yet). */
 		free(p.piece);
-		return -ESRCH;
+		return -ENODATA;
 	}
 	if (old && old->starttime != p.starttime)
 		old = NULL;
@@ -352,7 +355,7 @@ static int table_reread_all(struct abit *a, const struct pghotd_config *cfg)
 		}
 		old = abit_table_find(a->table.procs, a->table.nprocs, pids[i]);
 		r = proc_build(a, pids[i], old, &np[k]);
-		if (r == -ESRCH && !old && !pid_in(a->table.listed, a->table.nlisted, pids[i]))
+		if (r == -ENODATA && !old && !pid_in(a->table.listed, a->table.nlisted, pids[i]))
 			retry_note(a, pids[i]); /* nothing mapped yet */
 		if (r == -ENOMEM) {
 			abit_table_free(np, k);
@@ -420,8 +423,8 @@ int abit_table_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *p
 		r = proc_build(a, pids[i], NULL, &add[nadd]);
 		if (r == -ENOMEM)
 			goto nomem;
-		if (r == -ESRCH)
-			retry_note(a, pids[i]); /* nothing mapped yet, or gone (pruned then) */
+		if (r == -ENODATA)
+			retry_note(a, pids[i]); /* nothing mapped yet */
 		/* Other failures: exited, or not ours to read. */
 		if (r == 0)
 			a->table.pieces_used += add[nadd++].npieces;

@@ -369,6 +369,29 @@ static void test_process_with_nothing_mapped_yet_is_watched_when_it_maps(void **
 	assert_int_equal(abit_nr_procs(f->a), 2);
 }
 
+/* A kernel thread (no address space: statm all zeros) is not retried: new ones come all the
+ * time, and none will ever map anything. (The fixture then gives it maps, which a kernel
+ * thread never gets, to show no step reads it again.) */
+static void test_new_kernel_thread_is_not_read_again_at_each_step(void **state)
+{
+	struct fx *f = *state;
+	char path[256];
+
+	fx_proc(f, 100, "app", 0, VA, VA + PIECE);
+	fx_map(f, 100, VA, SLOW_PFN + 1, LRU);
+	fx_new_abit(f);
+	assert_true(fx_round(f) >= 0);
+	fx_proc(f, 200, "kworker/0:1", 0, VA, VA + PIECE);
+	fx_path(f, path, sizeof(path), "proc/200/statm");
+	write_file(path, "0 0 0 0 0 0 0\n", 14);
+	assert_true(fx_step(f) >= 0);
+	write_file(path, "1000 500 100 10 0 400 0\n", 24);
+	fx_map(f, 200, VA, SLOW_PFN + 130, LRU);
+	for (int k = 1; k < ABIT_SAMPLES_PER_ROUND; k++)
+		assert_true(fx_step(f) >= 0);
+	assert_int_equal(abit_nr_procs(f->a), 1);
+}
+
 /* The retries end: a pid passed over for its first ABIT_REFRESH_ROUNDS rounds is left to the
  * periodic re-read (a process that never execs a watched program costs no reads at each step
  * for ever). */
@@ -480,6 +503,7 @@ int main(void)
 	    FX(test_shell_that_execs_a_watched_program_is_watched_at_the_next_step),
 	    FX(test_process_with_nothing_mapped_yet_is_watched_when_it_maps),
 	    FX(test_pid_passed_over_is_not_read_at_each_step_for_ever),
+	    FX(test_new_kernel_thread_is_not_read_again_at_each_step),
 	    FX(test_young_process_piece_filled_after_its_look_is_learned_at_the_next_step),
 	    FX(test_unchanged_process_is_not_reread_until_its_statm_changes),
 	};
