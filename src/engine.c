@@ -25,7 +25,7 @@
  * full node's cold pages serves an exchange for 64 MiB of hot pages without waiting for the
  * source's next round (a full list drops its warmer half, so it holds half that at least). */
 #define ENGINE_COLD_PAGES (4 * PROMOTER_WORK_MAX)
-#define PERF_DRAIN_MS	 100
+#define PERF_DRAIN_MS	  100
 
 struct engine {
 	struct engine_env env;
@@ -58,8 +58,20 @@ static size_t queue_capacity(size_t capacity)
 	return q < 4096 ? 4096 : q > 65536 ? 65536 : q;
 }
 
+size_t engine_table_capacity(const struct topology *t, unsigned configured, size_t page_size)
+{
+	uint64_t slow = 0, want;
+
+	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES; n++)
+		if (t->node[n].present && t->node[n].slow && page_size)
+			slow += t->node[n].mem_total / page_size;
+	want = 2 * slow < ENGINE_TABLE_FLOOR ? ENGINE_TABLE_FLOOR : 2 * slow;
+	return want < configured ? (size_t)want : configured;
+}
+
 int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, struct engine **out)
 {
+	size_t capacity = cfg->hot_table.capacity;
 	struct engine *e = calloc(1, sizeof(*e));
 	int r;
 
@@ -73,9 +85,14 @@ int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, st
 		r = topology_apply_config(e->topo, cfg);
 	if (r == 0)
 		r = procs_new(env->procfs_root, ENGINE_MAX_PROCS, &e->procs);
+	if (r == 0) {
+		capacity = engine_table_capacity(e->topo, cfg->hot_table.capacity,
+						 (size_t)sysconf(_SC_PAGESIZE));
+		r = hot_table_new(capacity, queue_capacity(capacity), &e->hot);
+	}
 	if (r == 0)
-		r = hot_table_new(cfg->hot_table.capacity, queue_capacity(cfg->hot_table.capacity),
-				  &e->hot);
+		log_info("hot table: %zu entries (%zu KiB)", hot_table_capacity(e->hot),
+			 hot_table_capacity(e->hot) * hot_table_entry_size() >> 10);
 	if (r == 0)
 		r = cold_list_new(ENGINE_COLD_PAGES, &e->cold);
 	if (r == 0) {
@@ -98,8 +115,7 @@ int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, st
 			       &e->feeder);
 	if (r < 0) {
 		engine_free(e);
-		return log_error_errno(r, "cannot set up the hot table (capacity %u)",
-				       cfg->hot_table.capacity);
+		return log_error_errno(r, "cannot set up the hot table (capacity %zu)", capacity);
 	}
 	*out = e;
 	return 0;

@@ -9,6 +9,7 @@
 #include "config_pub.h"
 #include "probe.h"
 #include "stats.h"
+#include "topology.h"
 
 struct engine;
 struct perf_sampler_ops;
@@ -20,11 +21,18 @@ struct engine_env {
 	const struct perf_sampler_ops *perf_ops; /* the perf sources' syscalls; NULL: real */
 };
 
+/* The hot table's entries at start: twice the slow tier's pages (a page is tracked while it is
+ * slow, or promoted within its cooldown), at least ENGINE_TABLE_FLOOR, at most hot_table.capacity
+ * (configured): a table beyond that is DRAM held for nothing, 16 MiB at the shipped capacity
+ * beside a 512 MiB expander. Memory onlined later is tracked within that size. */
+#define ENGINE_TABLE_FLOOR 262144
+size_t engine_table_capacity(const struct topology *t, unsigned configured, size_t page_size);
+
 /* For --probe: opens and closes the IBS and PEBS events the preflight found usable, so that a
  * kernel refusing them shows as "unavailable: <reason with errno>" in res. */
 int engine_probe_perf(const struct engine_env *env, const struct pghotd_config *cfg,
 		      struct probe_result *res);
-/* Sizes the hot table from cfg->hot_table.capacity (fixed for the daemon's life). */
+/* Sizes the hot table (engine_table_capacity(), fixed for the daemon's life). */
 int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, struct engine **out);
 /* Starts the promoter and every source the probe found available and the config allows.
  * Returns the number of sources started, or -errno (nothing left running). */

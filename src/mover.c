@@ -363,6 +363,7 @@ static long select_pages(struct mover *m, struct move_dir *d, const struct pghot
 			no_target(m, d, cfg, &items[i], where, now);
 			continue;
 		}
+		mover_take_room(m, cfg, target, &items[i]);
 		m->sel[k] = &items[i];
 		m->nodes[k++] = target;
 	}

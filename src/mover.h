@@ -179,6 +179,12 @@ bool mover_exchange_room(const struct mover *m, int n);
  * that room is used up. */
 bool mover_book_room(struct mover *m, const struct pghotd_config *cfg, int n,
 		     const struct work_item *it);
+/* A page chosen for node n takes its room there at once: the node's free memory, read once per
+ * interval, is lowered by the page, so one interval's pages (up to a rate limit's worth,
+ * 25.6 MiB at the shipped settings) cannot take a node just above promotion.min_free_percent
+ * far below it, to where the kernel's OOM killer acts. */
+void mover_take_room(struct mover *m, const struct pghotd_config *cfg, int n,
+		     const struct work_item *it);
 /* A page found every target full asks demotion for room on its preferred node; false when
  * there is no one to ask. */
 bool mover_want_room(struct mover *m, const struct pghotd_config *cfg, const struct work_item *it,

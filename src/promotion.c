@@ -62,6 +62,18 @@ static uint64_t page_bytes(const struct mover *m, const struct work_item *it)
 	return it->c.size == HOT_SIZE_HUGE ? m->huge_page : m->base_page;
 }
 
+void mover_take_room(struct mover *m, const struct pghotd_config *cfg, int n,
+		     const struct work_item *it)
+{
+	struct topology *t = mover_topo(m, cfg);
+	uint64_t size = page_bytes(m, it);
+
+	if (n < 0 || n >= t->nr_nodes || n >= TOPO_MAX_NODES)
+		return;
+	t->node[n].mem_free = t->node[n].mem_free > size ? t->node[n].mem_free - size : 0;
+	m->memo_valid = false; /* the room may have run out: choose again */
+}
+
 bool mover_book_room(struct mover *m, const struct pghotd_config *cfg, int n,
 		     const struct work_item *it)
 {

@@ -197,9 +197,36 @@ static void a_required_perf_source_that_cannot_open_fails_the_start(void **state
 	config_pub_free(pub);
 }
 
+/* The hot table takes twice the slow tier's pages, at least ENGINE_TABLE_FLOOR, at most the
+ * configured capacity; fast nodes and absent ones do not count. */
+static void hot_table_is_sized_to_the_slow_tier_within_its_capacity(void **state)
+{
+	struct topology t = {.nr_nodes = 3};
+	const uint64_t mib = 1 << 20;
+
+	(void)state;
+	t.node[0] = (struct topo_node){.present = true, .mem_total = 64 * 1024 * mib};
+	t.node[1] = (struct topo_node){.present = true, .slow = true, .mem_total = 512 * mib};
+	t.node[2] = (struct topo_node){.present = false, .slow = true, .mem_total = 8192 * mib};
+	/* 131,072 slow pages: 262,144 entries, a quarter of the shipped capacity. */
+	assert_int_equal(engine_table_capacity(&t, 1048576, 4096), 262144);
+	/* A smaller slow tier: the floor. */
+	t.node[1].mem_total = 64 * mib;
+	assert_int_equal(engine_table_capacity(&t, 1048576, 4096), ENGINE_TABLE_FLOOR);
+	/* A big one: the configured capacity. */
+	t.node[1].mem_total = 64 * 1024 * mib;
+	assert_int_equal(engine_table_capacity(&t, 1048576, 4096), 1048576);
+	/* An operator's smaller capacity holds, under the floor too. */
+	assert_int_equal(engine_table_capacity(&t, 4096, 4096), 4096);
+	/* No slow tier yet (its memory onlined later): the floor. */
+	t.node[1].present = false;
+	assert_int_equal(engine_table_capacity(&t, 1048576, 4096), ENGINE_TABLE_FLOOR);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(hot_table_is_sized_to_the_slow_tier_within_its_capacity),
 	    cmocka_unit_test_setup_teardown(
 		probe_trial_takes_phys_addr_from_the_verdict_and_marks_a_refusal, setup, teardown),
 	    cmocka_unit_test_setup_teardown(

@@ -72,6 +72,23 @@ static void full_node_falls_back_to_the_next_nearest(void **state)
 	assert_int_equal(x->fake.moved_to[1], 0);
 }
 
+/* Each page chosen for a node takes its room there at once: a node two pages above its reserve
+ * takes three pages in an interval (the third leaves it under), not every page queued, although
+ * free memory is read once per interval. */
+static void node_just_above_its_reserve_takes_only_its_room_in_an_interval(void **state)
+{
+	struct fx *x = *state;
+
+	x->topo->node[0].mem_total = 100 * BASE;
+	x->fake.free_pct[0] = 12; /* min_free_percent 10 */
+	x->fake.free_pct[1] = 1;
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(hot(x, x->self, 0x1000 + (uint64_t)i * BASE, 0), 1);
+	assert_int_equal(run(x), 3);
+	assert_int_equal(x->fake.moved_to[0], 3);
+	assert_int_equal(x->fake.moved_to[1], 0);
+}
+
 static void no_usable_node_hands_the_page_back(void **state)
 {
 	struct fx *x = *state;
@@ -160,6 +177,7 @@ int main(void)
 	    T(nomem_pauses_the_node_until_free_memory_recovers),
 	    T(page_accessed_from_node_1_goes_to_node_1),
 	    T(full_node_falls_back_to_the_next_nearest),
+	    T(node_just_above_its_reserve_takes_only_its_room_in_an_interval),
 	    T(no_usable_node_hands_the_page_back),
 	    T(fixed_mode_uses_the_configured_order),
 	    T(page_with_unknown_accessing_node_goes_nearest_to_where_it_is),
