@@ -95,6 +95,12 @@ int abit_cold_track(struct abit *a, struct abit_piece *g, uint32_t i)
 	return 0;
 }
 
+/* A round's length: half a scan interval. */
+static unsigned cold_round_ms(const struct abit *a)
+{
+	return a->cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP;
+}
+
 /* The piece just scanned holds watched fast pages found idle that will be old enough to be
  * offered in a->scan.cold_wait_ms: it is scanned again the round after, not at its backed-off
  * pace, so a full node's cold pages are on the list when an exchange needs them (a page
@@ -102,7 +108,7 @@ int abit_cold_track(struct abit *a, struct abit_piece *g, uint32_t i)
  * idle episode for it). */
 void abit_cold_schedule(struct abit *a, struct abit_piece *g)
 {
-	unsigned round_ms = a->cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP;
+	unsigned round_ms = cold_round_ms(a);
 	uint64_t rounds;
 
 	if (a->scan.cold_wait_ms == UINT32_MAX)
@@ -119,7 +125,7 @@ void abit_cold_schedule(struct abit *a, struct abit_piece *g)
  * for, and would otherwise be seen once in ABIT_MAX_INTERVAL rounds, offering few pages. */
 uint16_t abit_cold_max_interval(const struct abit *a)
 {
-	unsigned round_ms = a->cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP;
+	unsigned round_ms = cold_round_ms(a);
 	unsigned n = round_ms ? config_demotion_idle_ms(a->cfg) / 4 / round_ms : 1;
 
 	return n < 1 ? 1 : n > ABIT_MAX_INTERVAL ? ABIT_MAX_INTERVAL : (uint16_t)n;
@@ -130,7 +136,7 @@ uint16_t abit_cold_max_interval(const struct abit *a)
  * abit_cold_max_interval() rounds after that), with a scan's slack. */
 static uint64_t cold_window_rounds(const struct abit *a)
 {
-	unsigned round_ms = a->cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP;
+	unsigned round_ms = cold_round_ms(a);
 	uint64_t idle = round_ms ? (config_demotion_idle_ms(a->cfg) + round_ms - 1) / round_ms : 1;
 
 	return idle + 2 * (uint64_t)abit_cold_max_interval(a) + 1;

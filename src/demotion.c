@@ -226,10 +226,8 @@ static void demote_node(struct demotion *dm, struct mover *m, const struct pghot
 static bool time_to_look(struct demotion *dm, const struct mover *m,
 			 const struct pghotd_config *cfg, uint64_t now)
 {
-	bool asked = false;
+	bool asked = mover_room_wanted(m);
 
-	for (int n = 0; n < TOPO_MAX_NODES; n++)
-		asked |= m->room_wanted[n] != 0;
 	if (!asked && !dm->needy && dm->last_check && dm->check_gen == cfg->generation &&
 	    now - dm->last_check < DEMOTE_CHECK_MS)
 		return false;

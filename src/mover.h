@@ -189,6 +189,8 @@ void mover_take_room(struct mover *m, const struct pghotd_config *cfg, int n,
  * there is no one to ask. */
 bool mover_want_room(struct mover *m, const struct pghotd_config *cfg, const struct work_item *it,
 		     int where);
+/* Whether a page asked demotion for room since the last demotion_run() served the asks. */
+bool mover_room_wanted(const struct mover *m);
 /* move_pages said node is full: pauses moves to it until its free memory recovers. */
 void mover_pause_node(struct mover *m, const struct move_dir *d, int node);
 

@@ -226,15 +226,6 @@ static void log_interval(const struct promoter *p)
 			 t->moved, t->bytes >> 10, t->deferred, t->skipped, t->failed);
 }
 
-/* Whether a hot page found every target full this interval and asked demotion for room. */
-static bool room_wanted(const struct mover *m)
-{
-	for (int n = 0; n < TOPO_MAX_NODES; n++)
-		if (m->room_wanted[n])
-			return true;
-	return false;
-}
-
 /* Promotes what was deferred and what is queued, in up to MAX_ROUNDS takes. */
 static long promote_rounds(struct promoter *p, const struct pghotd_config *cfg, uint64_t now_ms)
 {
@@ -272,7 +263,7 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 	/* Hot pages found no room: the demotion they asked for runs now, and they go up in this
 	 * interval, not the next (an exchange would otherwise cost an interval per batch). Only
 	 * when it made room: a page that waits still waits an interval per retry. */
-	if (room_wanted(&p->m) && !p->up.limited) {
+	if (mover_room_wanted(&p->m) && !p->up.limited) {
 		uint64_t down = p->down.dir.tally.moved + p->down.dir.tally.dry;
 
 		demotion_run(&p->down, &p->m, cfg, now_ms);

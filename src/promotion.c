@@ -137,7 +137,15 @@ static int preferred_target(const struct mover *m, const struct pghotd_config *c
 	return topology_fast_nodes_by_distance(mover_topo(m, cfg), from, &n, 1) == 1 ? n : -1;
 }
 
-/* Served at the next interval's demotion (an exchange). */
+bool mover_room_wanted(const struct mover *m)
+{
+	for (int n = 0; n < TOPO_MAX_NODES; n++)
+		if (m->room_wanted[n])
+			return true;
+	return false;
+}
+
+/* Served by the demotion that follows (an exchange). */
 bool mover_want_room(struct mover *m, const struct pghotd_config *cfg, const struct work_item *it,
 		     int where)
 {
