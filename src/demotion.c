@@ -52,9 +52,10 @@ static uint64_t demote_need(const struct mover *m, const struct pghotd_config *c
 		need = want - free;
 		*why = DEMOTE_FREE_TARGET;
 	}
-	/* An exchange: as many bytes down as hot pages wait for. */
-	if (m->room_wanted[n] > need) {
-		need = m->room_wanted[n];
+	/* An exchange: as many bytes down as hot pages wait for, and as those that went up on
+	 * the node's loan took. */
+	if (m->room_wanted[n] + m->debt[n] > need) {
+		need = m->room_wanted[n] + m->debt[n];
 		*why = DEMOTE_EXCHANGE;
 	}
 	return need;
@@ -70,7 +71,7 @@ static bool demote_watch(const struct mover *m, const struct pghotd_config *cfg,
 
 	const struct topology *t = mover_topo(m, cfg);
 
-	if (m->room_wanted[n] || m->paused[n])
+	if (m->room_wanted[n] || m->debt[n] || m->paused[n])
 		return true;
 	/* A node whose size is unknown cannot be judged short, as in mover_node_has_room(). */
 	return t->node[n].mem_total && topology_free_percent(t, n) < 2 * level;
@@ -181,6 +182,7 @@ static void grant_credit(struct mover *m, const struct pghotd_config *cfg, int n
 	if (now >= m->credit_until[n])
 		m->credit[n] = 0;
 	m->credit[n] += bytes;
+	m->credit_granted += bytes;
 	m->credit_until[n] = now + (ttl > EXCHANGE_MIN_TTL_MS ? ttl : EXCHANGE_MIN_TTL_MS);
 	m->exchange_until =
 	    m->exchange_until > m->credit_until[n] ? m->exchange_until : m->credit_until[n];
@@ -216,8 +218,14 @@ static void demote_node(struct demotion *dm, struct mover *m, const struct pghot
 	mover_group_work(m);
 	mover_process_work(m, &dm->dir, cfg, now);
 	m->nr_work = 0;
-	if (dm->dir.why == DEMOTE_EXCHANGE)
-		grant_credit(m, cfg, n, t->bytes + t->dry_bytes - before, now);
+	if (dm->dir.why == DEMOTE_EXCHANGE) {
+		uint64_t down = t->bytes + t->dry_bytes - before;
+		uint64_t repaid = down < m->debt[n] ? down : m->debt[n];
+
+		/* What went up on the loan is paid first; the rest is room for the waiting. */
+		m->debt[n] -= repaid;
+		grant_credit(m, cfg, n, down - repaid, now);
+	}
 }
 
 /* Free memory is read once per DEMOTE_CHECK_MS unless promotion asked for room or the last

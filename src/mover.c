@@ -357,7 +357,7 @@ static long select_pages(struct mover *m, struct move_dir *d, const struct pghot
 				continue;
 		}
 		target = d->kind->target(m, d, cfg, items[i].c.node, where);
-		if (m->exchanging && target >= 0 && !mover_book_room(m, cfg, target, &items[i]))
+		if (target >= 0 && !mover_book_room(m, cfg, target, &items[i]))
 			target = -1;
 		if (target < 0) {
 			no_target(m, d, cfg, &items[i], where, now);

@@ -104,7 +104,6 @@ struct mover {
 
 	uint64_t now;	  /* this interval's time */
 	bool free_fresh;  /* free memory refreshed this interval */
-	bool exchanging;  /* promoting while an exchange window is open (mover_book_room()) */
 	pid_t near_pid;	  /* the process go_near() moved next to this interval, 0 none */
 	bool near_pinned; /* run_near() holds the thread on a CPU (move_near_task) */
 	bool paused[TOPO_MAX_NODES];
@@ -117,6 +116,11 @@ struct mover {
 	uint64_t room_wanted[TOPO_MAX_NODES];
 	uint64_t credit[TOPO_MAX_NODES], credit_until[TOPO_MAX_NODES];
 	uint64_t exchange_until; /* the last credit_until[] */
+	uint64_t credit_granted; /* bytes of credit exchanges granted, ever */
+	/* An exchange that promotes first: the bytes of fast node n's reserve hot pages may still
+	 * take this interval before their trade goes down (set when free memory is read), and the
+	 * bytes taken that demotion still owes. */
+	uint64_t lend[TOPO_MAX_NODES], debt[TOPO_MAX_NODES];
 
 	struct work_item *work;
 	size_t nr_work;
@@ -169,14 +173,15 @@ void mover_forget_process(struct mover *m, struct move_dir *d, uint32_t proc, pi
 
 /* The topology in force: the one published with the config, else the one given. */
 struct topology *mover_topo(const struct mover *m, const struct pghotd_config *cfg);
-/* Reads free memory once per interval; resumes paused nodes that have room again. */
+/* Reads free memory once per interval; resumes paused nodes that have room again, and sets
+ * what each fast node lends. */
 void mover_refresh_free_once(struct mover *m, const struct pghotd_config *cfg);
 /* Node n is present, not paused and has min_free_percent free (or an unknown size). */
 bool mover_node_has_room(const struct mover *m, const struct pghotd_config *cfg, int n);
 /* Room an exchange made on node n for promotion, while it lasts. */
 bool mover_exchange_room(const struct mover *m, int n);
-/* Books a page bound for node n against exchange room when n has none of its own; false when
- * that room is used up. */
+/* Books a page bound for node n against exchange room when n has none of its own, else
+ * against what n lends (the page's trade then owed to demotion); false when both are used up. */
 bool mover_book_room(struct mover *m, const struct pghotd_config *cfg, int n,
 		     const struct work_item *it);
 /* A page chosen for node n takes its room there at once: the node's free memory, read once per
@@ -189,7 +194,8 @@ void mover_take_room(struct mover *m, const struct pghotd_config *cfg, int n,
  * there is no one to ask. */
 bool mover_want_room(struct mover *m, const struct pghotd_config *cfg, const struct work_item *it,
 		     int where);
-/* Whether a page asked demotion for room since the last demotion_run() served the asks. */
+/* Whether a page asked demotion for room since the last demotion_run() served the asks, or
+ * went up on a node's loan that demotion still owes. */
 bool mover_room_wanted(const struct mover *m);
 /* move_pages said node is full: pauses moves to it until its free memory recovers. */
 void mover_pause_node(struct mover *m, const struct move_dir *d, int node);

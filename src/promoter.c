@@ -24,6 +24,8 @@
 /* Rounds of pop-and-move per interval when the bucket allows: bounds one interval's work
  * while letting an unlimited promoter keep up with a busy queue. */
 #define MAX_ROUNDS 4
+/* Demotion and promotion passes of one interval's exchange, after the first promotion. */
+#define EXCHANGE_PASSES 4
 
 struct promoter {
 	struct promoter_deps d;
@@ -231,7 +233,6 @@ static long promote_rounds(struct promoter *p, const struct pghotd_config *cfg, 
 {
 	long moved = 0;
 
-	p->m.exchanging = now_ms < p->m.exchange_until;
 	for (int round = 0; round < MAX_ROUNDS && !p->up.limited; round++) {
 		size_t popped = gather(p, round == 0, now_ms);
 
@@ -260,15 +261,18 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 	begin_interval(p, cfg, now_ms);
 	demotion_run(&p->down, &p->m, cfg, now_ms);
 	moved += promote_rounds(p, cfg, now_ms);
-	/* Hot pages found no room: the demotion they asked for runs now, and they go up in this
-	 * interval, not the next (an exchange would otherwise cost an interval per batch). Only
-	 * when it made room: a page that waits still waits an interval per retry. */
-	if (mover_room_wanted(&p->m) && !p->up.limited) {
-		uint64_t down = p->down.dir.tally.moved + p->down.dir.tally.dry;
+	/* Hot pages found no room, or went up on the node's loan: the demotion they need runs
+	 * now, and those that wait go up in this interval, not the next (an exchange would
+	 * otherwise cost an interval per batch). A demotion takes at most PROMOTER_WORK_MAX cold
+	 * pages, so the trade goes on while each pass makes room and both rate limits pay.
+	 * Only when it made room for them: a page that waits still waits an interval per retry. */
+	for (int pass = 0; pass < EXCHANGE_PASSES && mover_room_wanted(&p->m); pass++) {
+		uint64_t granted = p->m.credit_granted;
 
 		demotion_run(&p->down, &p->m, cfg, now_ms);
-		if (p->down.dir.tally.moved + p->down.dir.tally.dry > down)
-			moved += promote_rounds(p, cfg, now_ms);
+		if (p->m.credit_granted == granted || p->up.limited)
+			break;
+		moved += promote_rounds(p, cfg, now_ms);
 	}
 	mover_release(&p->m);
 	log_interval(p);

@@ -2,6 +2,7 @@
  * judge (see mover.h). Its pages are hot table entries, settled with hot_table_done() and kept
  * on the deferred list while they wait; its target is the fast node nearest the accessing CPU
  * (or the configured list) that has room of its own or room an exchange made. */
+#include "cold_list.h"
 #include "log.h"
 #include "mover.h"
 #include "procs.h"
@@ -9,6 +10,31 @@
 struct topology *mover_topo(const struct mover *m, const struct pghotd_config *cfg)
 {
 	return cfg->topo ? cfg->topo : m->topo;
+}
+
+/* What fast node n lends this interval (an exchange that promotes first, as the kernel
+ * promotes into the free memory above its watermarks and demotes after): while the node is
+ * below promotion.min_free_percent, the free bytes above half of it, as far as the cold list's
+ * offered pages, less what is owed already, can pay back; demotion trades them in the same
+ * interval. Nothing without demotion or a slow node with room to pay to, or on a paused node. */
+static uint64_t lendable(const struct mover *m, const struct pghotd_config *cfg,
+			 const struct topology *t, int n)
+{
+	uint64_t floor, cover;
+
+	bool payable = false;
+
+	for (int s = 0; s < t->nr_nodes && s < TOPO_MAX_NODES; s++)
+		payable |= t->node[s].slow && mover_node_has_room(m, cfg, s);
+	if (!payable || !m->cold || !cfg->demotion.enabled || !topology_node_is_fast(t, n) ||
+	    !t->node[n].mem_total || m->paused[n])
+		return 0;
+	floor = t->node[n].mem_total / 100 * cfg->promotion.min_free_percent / 2;
+	if (t->node[n].mem_free <= floor)
+		return 0;
+	cover = (uint64_t)cold_list_len(m->cold) * m->base_page;
+	cover = cover > m->debt[n] ? cover - m->debt[n] : 0;
+	return t->node[n].mem_free - floor < cover ? t->node[n].mem_free - floor : cover;
 }
 
 void mover_refresh_free_once(struct mover *m, const struct pghotd_config *cfg)
@@ -23,6 +49,10 @@ void mover_refresh_free_once(struct mover *m, const struct pghotd_config *cfg)
 	if (r < 0)
 		log_warning_errno(r, "cannot refresh free memory, using the last reading");
 	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES; n++) {
+		/* Room of its own again (a process exited), or no one to pay: nothing is owed. */
+		if (mover_node_has_room(m, cfg, n) || !cfg->demotion.enabled)
+			m->debt[n] = 0;
+		m->lend[n] = mover_node_has_room(m, cfg, n) ? 0 : lendable(m, cfg, t, n);
 		if (!m->paused[n] || topology_free_percent(t, n) <= cfg->promotion.min_free_percent)
 			continue;
 		m->paused[n] = false;
@@ -50,11 +80,13 @@ bool mover_node_has_room(const struct mover *m, const struct pghotd_config *cfg,
 	return topology_free_percent(t, n) >= cfg->promotion.min_free_percent;
 }
 
-/* Room of its own, or room an exchange made (only fast nodes hold credit). */
+/* Room of its own, room an exchange made, or room it lends (only fast nodes hold credit or
+ * lend). */
 static bool node_usable(const struct mover *m, const struct pghotd_config *cfg, int n)
 {
 	return mover_node_has_room(m, cfg, n) ||
-	       (n >= 0 && n < TOPO_MAX_NODES && mover_exchange_room(m, n));
+	       (n >= 0 && n < TOPO_MAX_NODES &&
+		(mover_exchange_room(m, n) || m->lend[n] >= m->base_page));
 }
 
 static uint64_t page_bytes(const struct mover *m, const struct work_item *it)
@@ -79,12 +111,18 @@ bool mover_book_room(struct mover *m, const struct pghotd_config *cfg, int n,
 {
 	uint64_t size = page_bytes(m, it);
 
-	/* No exchange window open on n: node_usable() chose it for its own room. */
-	if (m->now >= m->credit_until[n] || mover_node_has_room(m, cfg, n))
+	if (mover_node_has_room(m, cfg, n))
 		return true;
-	if (m->credit[n] < size)
+	if (n < 0 || n >= TOPO_MAX_NODES)
 		return false;
-	m->credit[n] -= size;
+	if (mover_exchange_room(m, n) && m->credit[n] >= size) {
+		m->credit[n] -= size;
+		return true;
+	}
+	if (m->lend[n] < size)
+		return false;
+	m->lend[n] -= size;
+	m->debt[n] += size;
 	return true;
 }
 
@@ -140,7 +178,7 @@ static int preferred_target(const struct mover *m, const struct pghotd_config *c
 bool mover_room_wanted(const struct mover *m)
 {
 	for (int n = 0; n < TOPO_MAX_NODES; n++)
-		if (m->room_wanted[n])
+		if (m->room_wanted[n] || m->debt[n])
 			return true;
 	return false;
 }

@@ -75,6 +75,7 @@ long fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages, co
 	assert_int_equal(flags, MPOL_MF_MOVE);
 	assert_true(f->calls < MAX_CALLS);
 	f->call_size[f->calls] = count;
+	f->call_node[f->calls] = count ? nodes[0] : -1;
 	f->near_at_move[f->calls] = f->near_now == pid;
 	f->call_pid[f->calls++] = pid;
 	if (pid == f->esrch_move && f->calls > f->esrch_from_call)

@@ -61,6 +61,7 @@ struct fake {
 	/* Move calls (nodes != NULL). */
 	size_t calls;
 	unsigned long call_size[MAX_CALLS];
+	int call_node[MAX_CALLS]; /* the first page's target */
 	pid_t call_pid[MAX_CALLS];
 	size_t queries;
 	size_t query_size[MAX_CALLS];

@@ -101,6 +101,69 @@ static void full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page(void 
 	assert_int_equal(x->fake.moved_to[SLOW], 2);
 }
 
+/* A trade that made less room than its hot pages asked for (a cold page would not move) trades
+ * again in the same interval, from the next coldest page: the last hot page does not wait an
+ * interval for it. */
+static void short_trade_trades_again_within_the_interval(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->fake.free_pct[0] = 5; /* at half its reserve: nothing lent, the trade first */
+	x->fake.free_pct[1] = 5;
+	cold_page(x, 0x100000, 0, 100);
+	cold_page(x, 0x101000, 0, 110);
+	cold_page(x, 0x102000, 0, 120);
+	fake_find(&x->fake, getpid(), 0x101000)->busy = 100; /* the second coldest stays busy */
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(hot(x, x->self, 0x2000, 0), 1);
+	assert_int_equal(run(x), 2);
+	assert_int_equal(node_of(x, 0x100000), SLOW);
+	assert_int_equal(node_of(x, 0x101000), 0);
+	assert_int_equal(node_of(x, 0x102000), SLOW);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 2);
+	assert_int_equal(atomic_load(&x->stats.demote_fail[FAIL_BUSY]), 1);
+	assert_int_equal(promoted_to(x, 0), 2);
+	assert_int_equal(promoter_deferred(x->p), 0);
+}
+
+/* A full node above half its reserve lends the free memory above that half, as far as the cold
+ * list can pay back: hot pages go up first, and their trade goes down right after in the same
+ * interval (the kernel promotes into its free memory and demotes after). At half the reserve,
+ * or with nothing to pay with, the trade goes down first. */
+static void node_above_half_its_reserve_lends_and_is_paid_back_at_once(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->fake.free_pct[0] = 8; /* reserve 10 pages, half 5: lends 3 */
+	x->fake.free_pct[1] = 5; /* the other fast node, at half its reserve: lends nothing */
+	for (int i = 0; i < 6; i++)
+		cold_page(x, 0x100000 + i * BASE, 0, 100 + i * 10);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(hot(x, x->self, 0x1000 + i * BASE, 0), 1);
+	assert_int_equal(run(x), 4);
+	/* Three went up on the loan before anything went down; the fourth waited for room. */
+	assert_true(x->fake.calls >= 3);
+	assert_int_equal(x->fake.call_node[0], 0);
+	assert_int_equal(x->fake.call_size[0], 3);
+	assert_int_equal(x->fake.call_node[1], SLOW);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 4);
+	assert_int_equal(promoted_to(x, 0), 4);
+	assert_int_equal(promoter_deferred(x->p), 0);
+
+	/* At half the reserve (5% free): no loan, the trade first. */
+	x->fake.now += 100;
+	x->fake.account = false;
+	x->fake.free_pct[0] = 5;
+	assert_int_equal(hot(x, x->self, 0x8000, 0), 1);
+	x->fake.calls = 0;
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.call_node[0], SLOW);
+	assert_int_equal(x->fake.call_node[1], 0);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 5);
+}
+
 static void exchange_room_lapses_when_its_hot_page_does_not_come(void **state)
 {
 	struct fx *x = *state;
@@ -535,6 +598,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    T(full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page),
+	    T(short_trade_trades_again_within_the_interval),
+	    T(node_above_half_its_reserve_lends_and_is_paid_back_at_once),
 	    T(exchange_takes_pages_idle_for_the_window_the_free_target_waits),
 	    T(page_promoted_within_its_cooldown_is_not_demoted),
 	    T(hot_page_waits_two_scan_intervals_for_room_then_goes_back),
