@@ -11,6 +11,20 @@
 
 #include "workload_logic.h"
 
+/* The sweep comes every period while the run lasts, and not at its end: a run of 30 s with a
+ * sweep every 10 s sweeps at 10 and 20 s, not at 30 s (the last loop pass), just before the
+ * end check reads every page. */
+static void sweep_is_due_each_period_within_the_run_only(void **state)
+{
+	(void)state;
+	assert_false(wl_sweep_due(9.99, 10, 10, 30));
+	assert_true(wl_sweep_due(10.0, 10, 10, 30));
+	assert_true(wl_sweep_due(20.3, 20, 10, 30));
+	assert_false(wl_sweep_due(30.0, 30, 10, 30));
+	assert_false(wl_sweep_due(30.2, 30, 10, 30));
+	assert_false(wl_sweep_due(15, 10, 0, 30)); /* no sweep asked for */
+}
+
 static void shuffle_yields_a_permutation_that_depends_on_the_seed(void **state)
 {
 	(void)state;
@@ -199,6 +213,7 @@ static void verify_finds_only_pages_whose_contents_changed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(sweep_is_due_each_period_within_the_run_only),
 	    cmocka_unit_test(shuffle_yields_a_permutation_that_depends_on_the_seed),
 	    cmocka_unit_test(same_seed_gives_same_hot_set),
 	    cmocka_unit_test(phase_two_hot_set_is_disjoint_from_phase_one),

@@ -539,7 +539,7 @@ static void wl_loop(struct wl *w)
 			wl_flush_tlb(w);
 			next_flush += w->o.tlb_flush_s;
 		}
-		if (w->o.cold_sweep_s > 0 && t >= next_sweep) {
+		if (wl_sweep_due(t, next_sweep, w->o.cold_sweep_s, w->o.duration_s)) {
 			wl_cold_sweep(w);
 			next_sweep += w->o.cold_sweep_s;
 		}

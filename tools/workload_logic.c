@@ -138,3 +138,8 @@ size_t wl_verify(const unsigned char *base, size_t n, size_t page_size, uint64_t
 	}
 	return bad;
 }
+
+bool wl_sweep_due(double t, double next, double period, double duration)
+{
+	return period > 0 && t >= next && t < duration;
+}

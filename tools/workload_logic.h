@@ -26,6 +26,12 @@ size_t wl_hot_unit(const size_t *order, size_t nunits, size_t nhot, int phase, s
 void wl_count(const int *status, const bool *hot_page, size_t n, int node, size_t *hot,
 	      size_t *cold);
 
+/* Whether the cold sweep is due at t seconds into a run of duration seconds: next is the time
+ * of the next sweep (period > 0; none when period <= 0). Not once the run is over: a sweep at
+ * its very end, right before the end check reads every page, would be two reads of each cold
+ * page within a second, after the last placement sample. */
+bool wl_sweep_due(double t, double next, double period, double duration);
+
 /* Page moves seen between placement samples: a page's node in this sample against the last
  * (last[i] < 0: none known yet). */
 struct wl_moves {
