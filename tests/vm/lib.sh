@@ -50,6 +50,17 @@ vm_hotset_args() {
 	echo "--size-mib 256 --hot-fraction 0.1 --cold-sweep 10 --duration ${PGHOTD_VM_DURATION:-22} --interval 0.25"
 }
 
+# vm_ballast_stop: guest lines that stop the ballast (the workload in $ballast) with pghotd
+# held still (SIGSTOP, when $PGHOTD_PID is set): a ballast stopping reads every page back (the
+# workload's nothing-lost check), and with node 0 free again once the hot workload exited,
+# pghotd would take those reads for use and move ballast pages up and others down after the
+# run a scenario counts (seen once on 363a8b8: 19,362 more promotions in 3 s).
+vm_ballast_stop() {
+	# shellcheck disable=SC2016
+	printf '%s\n' '[ -z "${PGHOTD_PID:-}" ] || kill -STOP $PGHOTD_PID' 'kill -TERM $ballast' \
+		'wait $ballast' '[ -z "${PGHOTD_PID:-}" ] || kill -CONT $PGHOTD_PID'
+}
+
 # vm_config FILE [LIBCONFIG]...: writes a pghotd configuration for the guest: info logging,
 # stats every 200 ms (so pghotd-stat-log sees them change; PGHOTD_VM_STATS_MS, read at each
 # call, changes it), then the given settings.
