@@ -343,13 +343,15 @@ static void abit_sleep(struct abit *a, int ms)
 	worker_sleep(&a->w, ms, NULL);
 }
 
-/* Sleep between steps: ABIT_SAMPLES_PER_ROUND a round in either mode. */
-static int abit_step_ms(const struct pghotd_config *cfg)
+unsigned abit_step_pause_ms(struct abit *a, const struct pghotd_config *cfg)
 {
 	unsigned ms =
 	    cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP / ABIT_SAMPLES_PER_ROUND;
 
-	return ms ? (int)ms : 1;
+	if (a->hurry)
+		ms /= ABIT_HURRY_DIV;
+	a->hurry = false;
+	return ms ? ms : 1;
 }
 
 unsigned abit_cpu_pace_ms(struct abit_cpu_pace *p, uint64_t now_ns, uint64_t cpu_ns, unsigned pct,
@@ -415,7 +417,7 @@ static void *abit_thread(void *arg)
 		abit_sleep(a, (int)abit_cpu_pace_ms(&pace, clock_monotonic_ns(),
 						    clock_thread_cpu_ns() - cpu0,
 						    cfg->sources.abit.max_cpu_percent,
-						    (unsigned)abit_step_ms(cfg),
+						    abit_step_pause_ms(a, cfg),
 						    cfg->sources.abit.scan_interval_ms));
 	}
 	return NULL;

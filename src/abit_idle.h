@@ -91,6 +91,9 @@ struct stats;
 /* Scans with accesses that wake a process quiet for a round (abit_scan_wake()): a process
  * that starts using its data, not one stray access. */
 #define ABIT_WAKE_SCANS 4
+/* After a wake, the step before the quick looks is this many times shorter: a page used all
+ * the time is counted twice within a fraction of a step, not a step and a half. */
+#define ABIT_HURRY_DIV 4
 /* Re-reads of a process that find its size and resident set (statm) unchanged keep its
  * pieces without reading its maps, this many times in a row at most (a mprotect or a mremap
  * changes neither), unless pieces of it were left out for a cap. */
@@ -148,9 +151,8 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg);
  * made. Returns what abit_round() returns. */
 int abit_step(struct abit *a, const struct pghotd_config *cfg);
 
-/* Main thread: registers a config_pub slot, starts the thread (a round, then a sleep of
- * sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP, or in mode "regions" a step and a sleep
- * of a quarter of that, longer after a call whose CPU time would put the thread past
+/* Main thread: registers a config_pub slot, starts the thread (a round or a step, then a
+ * sleep of abit_step_pause_ms(), longer after a call whose CPU time would put the thread past
  * sources.abit.max_cpu_percent (abit_cpu_pace_ms()), it can be woken from, config_pub_get() at the
  * top of each loop; nothing while sources.abit.enabled is off). -errno, nothing started, on
  * failure. */
@@ -173,6 +175,12 @@ struct abit_cpu_pace {
  * debt back. */
 unsigned abit_cpu_pace_ms(struct abit_cpu_pace *p, uint64_t now_ns, uint64_t cpu_ns, unsigned pct,
 			  unsigned step_ms, unsigned window_ms);
+
+/* Source thread: the step's pause before the next call, before the CPU pace
+ * (abit_cpu_pace_ms()): sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP /
+ * ABIT_SAMPLES_PER_ROUND, or ABIT_HURRY_DIV times less once after a call that woke a process or
+ * found a piece used again, so the quick looks that follow come soon. */
+unsigned abit_step_pause_ms(struct abit *a, const struct pghotd_config *cfg);
 
 /* Why the source is unavailable, or NULL while it is usable. Thread that runs rounds, or the
  * main thread after abit_stop(). */

@@ -206,6 +206,9 @@ struct abit {
 	uint64_t slow_used;
 	bool slow_used_known;
 	uint64_t last_wake; /* the round of the last wake */
+	/* A scan woke a process or found a piece used again (abit_scan_wake(), piece_quicken()):
+	 * the quick looks that follow come after a short step (ABIT_HURRY_DIV), not a whole one. */
+	bool hurry;
 
 	struct abit_table_state table;
 	struct abit_scan_state scan;

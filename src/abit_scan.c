@@ -315,9 +315,10 @@ static void piece_adapt(struct abit_piece *g, unsigned accessed, uint32_t had_tr
  * newly on a slow node), or found accesses where its last scan found none, is looked at again by
  * the next QUICK_STEPS steps instead of a round later, so a page used all the time is counted
  * twice within a quarter of a scan interval. A piece accessed at every scan gets no extra
- * look: its accesses are counted at each round anyway. */
-static void piece_quicken(struct abit_proc *p, struct abit_piece *g, unsigned accessed,
-			  uint32_t had_tracked)
+ * look: its accesses are counted at each round anyway. A piece found used again hurries the
+ * step before its quick looks. */
+static void piece_quicken(struct abit *a, struct abit_proc *p, struct abit_piece *g,
+			  unsigned accessed, uint32_t had_tracked)
 {
 	bool woke = accessed && !g->used;
 
@@ -325,6 +326,7 @@ static void piece_quicken(struct abit_proc *p, struct abit_piece *g, unsigned ac
 		return;
 	p->nquick += !g->quick;
 	g->quick = QUICK_STEPS;
+	a->hurry = a->hurry || woke;
 }
 
 /* A young process (its first ABIT_REFRESH_ROUNDS rounds) is placing its data: a piece of it
@@ -365,7 +367,7 @@ int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, i
 		return r;
 	g->fresh = false;
 	if (!p->smp) {
-		piece_quicken(p, g, accessed, had_tracked);
+		piece_quicken(a, p, g, accessed, had_tracked);
 		piece_keep_fresh(a, p, g);
 	}
 	g->used = accessed != 0;
@@ -545,5 +547,6 @@ void abit_scan_wake(struct abit *a)
 			continue;
 		p->woke_round = a->round;
 		abit_proc_wake_pieces(a, p, 0);
+		a->hurry = true;
 	}
 }

@@ -38,9 +38,23 @@ static uint64_t pct_of(const struct topology *t, int n, unsigned pct)
 	return t->node[n].mem_total / 100 * pct;
 }
 
-/* Bytes fast node n should shed this interval (0: none), and why. */
+/* What fast node n's loan asks demotion to pay back now: nothing while hot pages still wait to
+ * go up (the kernel's kswapd, too, demotes after the promotions it makes room for, not between
+ * them), unless the debt is a scan interval old (a stream of hot pages that never lets up
+ * would keep the node at its lending floor), and all of it once nothing waits. */
+static uint64_t debt_due(const struct mover *m, const struct pghotd_config *cfg, int n)
+{
+	if (!m->debt[n])
+		return 0;
+	if (mover_hot_waiting(m) && m->now < m->debt_since[n] + cfg->sources.abit.scan_interval_ms)
+		return 0;
+	return m->debt[n];
+}
+
+/* Bytes fast node n should shed this interval (0: none), and why: due, the loan's bytes due
+ * (debt_due()). */
 static uint64_t demote_need(const struct mover *m, const struct pghotd_config *cfg, int n,
-			    enum stat_demote_reason *why)
+			    uint64_t due, enum stat_demote_reason *why)
 {
 	const struct topology *t = mover_topo(m, cfg);
 	uint64_t free = t->node[n].mem_free, need = 0, want;
@@ -53,9 +67,9 @@ static uint64_t demote_need(const struct mover *m, const struct pghotd_config *c
 		*why = DEMOTE_FREE_TARGET;
 	}
 	/* An exchange: as many bytes down as hot pages wait for, and as those that went up on
-	 * the node's loan took. */
-	if (m->room_wanted[n] + m->debt[n] > need) {
-		need = m->room_wanted[n] + m->debt[n];
+	 * the node's loan took, once due. */
+	if (m->room_wanted[n] + due > need) {
+		need = m->room_wanted[n] + due;
 		*why = DEMOTE_EXCHANGE;
 	}
 	return need;
@@ -188,9 +202,9 @@ static void grant_credit(struct mover *m, const struct pghotd_config *cfg, int n
 	    m->exchange_until > m->credit_until[n] ? m->exchange_until : m->credit_until[n];
 }
 
-/* Moves up to need bytes of node n's coldest pages down. */
+/* Moves up to need bytes of node n's coldest pages down, paying due bytes of its loan first. */
 static void demote_node(struct demotion *dm, struct mover *m, const struct pghotd_config *cfg,
-			int n, uint64_t need, uint64_t now)
+			int n, uint64_t need, uint64_t due, uint64_t now)
 {
 	struct interval_tally *t = &dm->dir.tally;
 	uint64_t before;
@@ -220,9 +234,10 @@ static void demote_node(struct demotion *dm, struct mover *m, const struct pghot
 	m->nr_work = 0;
 	if (dm->dir.why == DEMOTE_EXCHANGE) {
 		uint64_t down = t->bytes + t->dry_bytes - before;
-		uint64_t repaid = down < m->debt[n] ? down : m->debt[n];
+		uint64_t repaid = down < due ? down : due;
 
-		/* What went up on the loan is paid first; the rest is room for the waiting. */
+		/* What went up on the loan is paid first, once due; the rest is room for the
+		 * waiting. */
 		m->debt[n] -= repaid;
 		grant_credit(m, cfg, n, down - repaid, now);
 	}
@@ -264,17 +279,18 @@ void demotion_run(struct demotion *dm, struct mover *m, const struct pghotd_conf
 	mover_refresh_free_once(m, cfg);
 	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES; n++) {
 		enum stat_demote_reason why = DEMOTE_FREE_TARGET;
-		uint64_t need;
+		uint64_t need, due;
 
 		if (!topology_node_is_fast(t, n))
 			continue;
 		if (demote_watch(m, cfg, n))
 			watch |= UINT64_C(1) << n;
-		need = demote_need(m, cfg, n, &why);
+		due = debt_due(m, cfg, n);
+		need = demote_need(m, cfg, n, due, &why);
 		dm->dir.why = why;
 		dm->needy |= need != 0;
 		if (need)
-			demote_node(dm, m, cfg, n, need, now);
+			demote_node(dm, m, cfg, n, need, due, now);
 	}
 	cold_list_want(m->cold, watch);
 	memset(m->room_wanted, 0, sizeof(m->room_wanted));

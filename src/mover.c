@@ -108,6 +108,7 @@ static bool settle_status(struct mover *m, struct move_dir *d, const struct pgho
 	}
 	if (charged)
 		token_bucket_refund(&d->bucket, size);
+	mover_unbook_loan(m, target, it);
 	switch (st) {
 	case -EBUSY:
 		if (can_defer && it->retries < cfg->promotion.max_retries) {
@@ -166,6 +167,7 @@ static void fail_call(struct mover *m, struct move_dir *d, pid_t pid, size_t n, 
 	for (size_t i = 0; i < n; i++) {
 		if (charged)
 			token_bucket_refund(&d->bucket, m->sizes[i]);
+		mover_unbook_loan(m, m->nodes[i], m->sel[i]);
 		mover_fail(m, d, m->sel[i], FAIL_OTHER, retry ? HOT_RETRY : HOT_DROP, now);
 	}
 }
@@ -181,6 +183,8 @@ long mover_move_selected(struct mover *m, struct move_dir *d, const struct pghot
 	}
 	r = do_move_pages(m, pid, n, m->nodes, m->status, MPOL_MF_MOVE);
 	if (r == -ESRCH) {
+		for (size_t i = 0; i < n; i++)
+			mover_unbook_loan(m, m->nodes[i], m->sel[i]);
 		settle_all(m, d, m->sel, n, now);
 		return r;
 	}
@@ -383,6 +387,7 @@ static size_t charge(struct mover *m, struct move_dir *d, size_t n)
 		if (!token_bucket_take(&d->bucket, m->sizes[i])) {
 			d->limited = true;
 			count_rate_limited(m, d, 1);
+			mover_unbook_loan(m, m->nodes[i], m->sel[i]);
 			defer(m, d, m->sel[i]);
 			continue;
 		}
@@ -427,8 +432,10 @@ static long process_chunk(struct mover *m, struct move_dir *d, const struct pgho
 	 * whose pid was reused would have the new process's pages moved. */
 	r = procs_verify(m->procs, items[0].c.proc);
 	if (r == -ESTALE || r == -ESRCH) {
-		for (size_t i = 0; i < paid; i++)
+		for (size_t i = 0; i < paid; i++) {
 			token_bucket_refund(&d->bucket, m->sizes[i]);
+			mover_unbook_loan(m, m->nodes[i], m->sel[i]);
+		}
 		settle_all(m, d, m->sel, paid, now);
 		return r;
 	}

@@ -43,6 +43,7 @@ struct work_item {
 	uint32_t seq;	  /* arrival order this interval: deferred pages first, then the queue */
 	uint32_t group;	  /* seq of the first page of the same process */
 	uint16_t retries; /* -EBUSY outcomes, and intervals waited for an exchange, so far */
+	bool lent;	  /* its room is booked on its target's loan (mover_book_room()) */
 };
 
 struct interval_tally {
@@ -118,9 +119,10 @@ struct mover {
 	uint64_t exchange_until; /* the last credit_until[] */
 	uint64_t credit_granted; /* bytes of credit exchanges granted, ever */
 	/* An exchange that promotes first: the bytes of fast node n's reserve hot pages may still
-	 * take this interval before their trade goes down (set when free memory is read), and the
-	 * bytes taken that demotion still owes. */
-	uint64_t lend[TOPO_MAX_NODES], debt[TOPO_MAX_NODES];
+	 * take this interval before their trade goes down (set when free memory is read), the
+	 * bytes taken that demotion still owes, and since when it owes (the time the debt last
+	 * grew from nothing). */
+	uint64_t lend[TOPO_MAX_NODES], debt[TOPO_MAX_NODES], debt_since[TOPO_MAX_NODES];
 
 	struct work_item *work;
 	size_t nr_work;
@@ -183,7 +185,10 @@ bool mover_exchange_room(const struct mover *m, int n);
 /* Books a page bound for node n against exchange room when n has none of its own, else
  * against what n lends (the page's trade then owed to demotion); false when both are used up. */
 bool mover_book_room(struct mover *m, const struct pghotd_config *cfg, int n,
-		     const struct work_item *it);
+		     struct work_item *it);
+/* A page booked on node n's loan did not go up (no tokens, a failed move): the loan is n's
+ * again and nothing is owed for it. */
+void mover_unbook_loan(struct mover *m, int n, struct work_item *it);
 /* A page chosen for node n takes its room there at once: the node's free memory, read once per
  * interval, is lowered by the page, so one interval's pages (up to a rate limit's worth,
  * 25.6 MiB at the shipped settings) cannot take a node just above promotion.min_free_percent
@@ -197,6 +202,8 @@ bool mover_want_room(struct mover *m, const struct pghotd_config *cfg, const str
 /* Whether a page asked demotion for room since the last demotion_run() served the asks, or
  * went up on a node's loan that demotion still owes. */
 bool mover_room_wanted(const struct mover *m);
+/* Whether hot pages wait to go up: queued in the hot table, or deferred. */
+bool mover_hot_waiting(const struct mover *m);
 /* move_pages said node is full: pauses moves to it until its free memory recovers. */
 void mover_pause_node(struct mover *m, const struct move_dir *d, int node);
 

@@ -159,6 +159,7 @@ static inline void work_add(struct promoter *p, const struct hot_candidate *c, u
 	w->seq = (uint32_t)p->m.nr_work;
 	w->group = 0;
 	w->retries = retries;
+	w->lent = false;
 	p->m.one_proc &= c->proc == p->m.work[0].c.proc;
 	p->m.nr_work++;
 }

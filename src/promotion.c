@@ -12,16 +12,23 @@ struct topology *mover_topo(const struct mover *m, const struct pghotd_config *c
 	return cfg->topo ? cfg->topo : m->topo;
 }
 
+/* A fast node lends down to this fraction of its reserve (promotion.min_free_percent): 1% of
+ * the node at the shipped 5%, about twice the kernel's high watermark on a 512 MiB node (0.5%;
+ * min_free_kbytes grows with the square root of memory, so the share is smaller on larger
+ * nodes), which the kernel's own tiering promotes down to. */
+#define LEND_FLOOR_DIV 5
+
 /* What fast node n lends this interval (an exchange that promotes first, as the kernel
- * promotes into the free memory above its watermarks and demotes after): while the node is
- * below promotion.min_free_percent, the free bytes above half of it, as far as the cold list's
- * offered pages, less what is owed already, can pay back; demotion trades them in the same
- * interval. Nothing without demotion or a slow node with room to pay to, or on a paused node. */
+ * promotes into the free memory above its watermarks and demotes after): the free bytes of its
+ * reserve (promotion.min_free_percent) above the lending floor, as far as the cold list's
+ * offered pages, less what is owed already, can pay back; what a node has above its reserve is
+ * its own room, taken first. Demotion pays the loan back once the hot pages that wait are up
+ * (demotion.c). Nothing without demotion or a slow node with room to pay to, or on a paused
+ * node. */
 static uint64_t lendable(const struct mover *m, const struct pghotd_config *cfg,
 			 const struct topology *t, int n)
 {
-	uint64_t floor, cover;
-
+	uint64_t reserve, floor, room, cover;
 	bool payable = false;
 
 	for (int s = 0; s < t->nr_nodes && s < TOPO_MAX_NODES; s++)
@@ -29,12 +36,14 @@ static uint64_t lendable(const struct mover *m, const struct pghotd_config *cfg,
 	if (!payable || !m->cold || !cfg->demotion.enabled || !topology_node_is_fast(t, n) ||
 	    !t->node[n].mem_total || m->paused[n])
 		return 0;
-	floor = t->node[n].mem_total / 100 * cfg->promotion.min_free_percent / 2;
+	reserve = t->node[n].mem_total / 100 * cfg->promotion.min_free_percent;
+	floor = reserve / LEND_FLOOR_DIV;
 	if (t->node[n].mem_free <= floor)
 		return 0;
+	room = (t->node[n].mem_free < reserve ? t->node[n].mem_free : reserve) - floor;
 	cover = (uint64_t)cold_list_len(m->cold) * m->base_page;
 	cover = cover > m->debt[n] ? cover - m->debt[n] : 0;
-	return t->node[n].mem_free - floor < cover ? t->node[n].mem_free - floor : cover;
+	return room < cover ? room : cover;
 }
 
 void mover_refresh_free_once(struct mover *m, const struct pghotd_config *cfg)
@@ -52,7 +61,7 @@ void mover_refresh_free_once(struct mover *m, const struct pghotd_config *cfg)
 		/* Room of its own again (a process exited), or no one to pay: nothing is owed. */
 		if (mover_node_has_room(m, cfg, n) || !cfg->demotion.enabled)
 			m->debt[n] = 0;
-		m->lend[n] = mover_node_has_room(m, cfg, n) ? 0 : lendable(m, cfg, t, n);
+		m->lend[n] = lendable(m, cfg, t, n);
 		if (!m->paused[n] || topology_free_percent(t, n) <= cfg->promotion.min_free_percent)
 			continue;
 		m->paused[n] = false;
@@ -107,7 +116,7 @@ void mover_take_room(struct mover *m, const struct pghotd_config *cfg, int n,
 }
 
 bool mover_book_room(struct mover *m, const struct pghotd_config *cfg, int n,
-		     const struct work_item *it)
+		     struct work_item *it)
 {
 	uint64_t size = page_bytes(m, it);
 
@@ -122,8 +131,22 @@ bool mover_book_room(struct mover *m, const struct pghotd_config *cfg, int n,
 	if (m->lend[n] < size)
 		return false;
 	m->lend[n] -= size;
+	if (!m->debt[n])
+		m->debt_since[n] = m->now;
 	m->debt[n] += size;
+	it->lent = true;
 	return true;
+}
+
+void mover_unbook_loan(struct mover *m, int n, struct work_item *it)
+{
+	uint64_t size = page_bytes(m, it);
+
+	if (!it->lent || n < 0 || n >= TOPO_MAX_NODES)
+		return;
+	it->lent = false;
+	m->lend[n] += size;
+	m->debt[n] -= m->debt[n] < size ? m->debt[n] : size;
 }
 
 static int choose_target(const struct mover *m, const struct pghotd_config *cfg, int from,
@@ -181,6 +204,11 @@ bool mover_room_wanted(const struct mover *m)
 		if (m->room_wanted[n] || m->debt[n])
 			return true;
 	return false;
+}
+
+bool mover_hot_waiting(const struct mover *m)
+{
+	return m->nr_deferred || (m->hot && hot_table_queued(m->hot));
 }
 
 /* Served by the demotion that follows (an exchange). */

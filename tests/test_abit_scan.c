@@ -444,9 +444,17 @@ static void test_quiet_process_that_wakes_has_every_piece_looked_at(void **state
 {
 	struct fx *f = *state;
 
+	unsigned step = f->cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP /
+			ABIT_SAMPLES_PER_ROUND;
+
 	quiet_process(f);
+	(void)abit_step_pause_ms(f->a, f->cfg); /* the pause after quiet_process()'s calls */
+	assert_int_equal(abit_step_pause_ms(f->a, f->cfg), step);
 	access_pieces(f, 0, ABIT_WAKE_SCANS);
 	assert_int_equal(fx_round(f), ABIT_WAKE_SCANS); /* piece 7 is not due */
+	/* The wake hurries the step that looks: once. */
+	assert_int_equal(abit_step_pause_ms(f->a, f->cfg), step / ABIT_HURRY_DIV);
+	assert_int_equal(abit_step_pause_ms(f->a, f->cfg), step);
 	assert_int_equal(fx_step(f), 1);
 	assert_int_equal(f->ev[f->nev - 1].vaddr, VA + 7 * PIECE);
 }

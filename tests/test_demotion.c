@@ -109,8 +109,8 @@ static void short_trade_trades_again_within_the_interval(void **state)
 	struct fx *x = *state;
 
 	with_cold(x);
-	x->fake.free_pct[0] = 5; /* at half its reserve: nothing lent, the trade first */
-	x->fake.free_pct[1] = 5;
+	x->fake.free_pct[0] = 2; /* at its lending floor: nothing lent, the trade first */
+	x->fake.free_pct[1] = 2;
 	cold_page(x, 0x100000, 0, 100);
 	cold_page(x, 0x101000, 0, 110);
 	cold_page(x, 0x102000, 0, 120);
@@ -127,17 +127,17 @@ static void short_trade_trades_again_within_the_interval(void **state)
 	assert_int_equal(promoter_deferred(x->p), 0);
 }
 
-/* A full node above half its reserve lends the free memory above that half, as far as the cold
- * list can pay back: hot pages go up first, and their trade goes down right after in the same
- * interval (the kernel promotes into its free memory and demotes after). At half the reserve,
- * or with nothing to pay with, the trade goes down first. */
-static void node_above_half_its_reserve_lends_and_is_paid_back_at_once(void **state)
+/* A full node lends the free memory of its reserve above its lending floor (a fifth of the
+ * reserve), as far as the cold list can pay back: hot pages go up first, and, once none waits,
+ * their trade goes down in the same interval (the kernel promotes into its free memory and
+ * demotes after). At the floor, or with nothing to pay with, the trade goes down first. */
+static void node_above_its_lending_floor_lends_and_is_paid_back(void **state)
 {
 	struct fx *x = *state;
 
 	with_cold(x);
-	x->fake.free_pct[0] = 8; /* reserve 10 pages, half 5: lends 3 */
-	x->fake.free_pct[1] = 5; /* the other fast node, at half its reserve: lends nothing */
+	x->fake.free_pct[0] = 5; /* reserve 10 pages, floor 2: lends 3 */
+	x->fake.free_pct[1] = 2; /* the other fast node, at its floor: lends nothing */
 	for (int i = 0; i < 6; i++)
 		cold_page(x, 0x100000 + i * BASE, 0, 100 + i * 10);
 	for (int i = 0; i < 4; i++)
@@ -152,16 +152,83 @@ static void node_above_half_its_reserve_lends_and_is_paid_back_at_once(void **st
 	assert_int_equal(promoted_to(x, 0), 4);
 	assert_int_equal(promoter_deferred(x->p), 0);
 
-	/* At half the reserve (5% free): no loan, the trade first. */
+	/* At the floor (2% free): no loan, the trade first. */
 	x->fake.now += 100;
 	x->fake.account = false;
-	x->fake.free_pct[0] = 5;
+	x->fake.free_pct[0] = 2;
 	assert_int_equal(hot(x, x->self, 0x8000, 0), 1);
 	x->fake.calls = 0;
 	assert_int_equal(run(x), 1);
 	assert_int_equal(x->fake.call_node[0], SLOW);
 	assert_int_equal(x->fake.call_node[1], 0);
 	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 5);
+}
+
+/* A node just above its reserve: its own room first, then, in the same call, its loan; nothing
+ * goes down before them, and only the loan is paid back. */
+static void node_above_its_reserve_lends_once_its_own_room_is_taken(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->fake.free_pct[0] = 11; /* its own room down to the reserve of 10, which lends 8 */
+	x->fake.free_pct[1] = 2;
+	for (int i = 0; i < 6; i++)
+		cold_page(x, 0x100000 + i * BASE, 0, 100 + i * 10);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(hot(x, x->self, 0x1000 + i * BASE, 0), 1);
+	assert_int_equal(run(x), 5);
+	assert_int_equal(x->fake.call_node[0], 0);
+	assert_int_equal(x->fake.call_size[0], 5);
+	/* Two went up on its own room (down to 10 free pages, 10%), three on the loan. */
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 3);
+	assert_int_equal(promoter_deferred(x->p), 0);
+}
+
+/* A loan is paid back once no hot page waits to go up, not between their batches (the kernel,
+ * too, promotes into its free memory and lets kswapd demote after), or, while hot pages keep
+ * coming, once it is a scan interval old. */
+static void loan_is_paid_back_once_no_hot_page_waits(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->cfg->sources.abit.scan_interval_ms = 1000;
+	x->cfg->promotion.interval_ms = 10;
+	x->cfg->promotion.rate_limit_mbps = 1; /* 10 ms: 10485 bytes, 2 base pages */
+	x->fake.free_pct[0] = 9;	       /* reserve 10 pages, floor 2: lends 7 */
+	x->fake.free_pct[1] = 2;
+	for (int i = 0; i < 8; i++)
+		cold_page(x, 0x100000 + i * BASE, 0, 100 + i * 10);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(hot(x, x->self, 0x1000 + i * BASE, 0), 1);
+	/* Two go up on the loan, two wait for tokens: nothing goes down yet. */
+	assert_int_equal(run(x), 2);
+	assert_int_equal(promoter_deferred(x->p), 2);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 0);
+	/* The last two go up on what is left of the loan; nothing waits, so all four are paid. */
+	x->fake.now += 10;
+	assert_int_equal(run(x), 2);
+	assert_int_equal(promoter_deferred(x->p), 0);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 4);
+	assert_int_equal(promoted_to(x, 0), 4);
+
+	/* Hot pages that keep coming: the loan taken now waits while they do... */
+	x->fake.now += 10;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hot(x, x->self, 0x10000 + i * BASE, 0), 1);
+	assert_int_equal(run(x), 2);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 4);
+	/* ...for a scan interval at most: then it is paid (2) with pages still waiting, the next
+	 * loan (as far as the last 2 cold pages can pay) waits again, and the third page, which
+	 * finds the loan used up, has its room made by a trade (1) and waits for tokens. */
+	x->fake.now += 1000;
+	assert_int_equal(hot(x, x->self, 0x20000, 0), 1);
+	assert_int_equal(hot(x, x->self, 0x21000, 0), 1);
+	assert_int_equal(run(x), 2);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 7);
+	assert_int_equal(promoter_deferred(x->p), 1);
+	assert_int_equal(promoted_to(x, 0), 8);
 }
 
 static void exchange_room_lapses_when_its_hot_page_does_not_come(void **state)
@@ -173,8 +240,8 @@ static void exchange_room_lapses_when_its_hot_page_does_not_come(void **state)
 	x->cfg->sources.abit.scan_interval_ms = 10;
 	x->cfg->promotion.max_retries = 0;
 	assert_int_equal(config_exchange_wait_intervals(x->cfg), 0);
-	x->fake.free_pct[0] = 5;
-	x->fake.free_pct[1] = 5;
+	x->fake.free_pct[0] = 2; /* at the lending floor */
+	x->fake.free_pct[1] = 2;
 	cold_page(x, 0x100000, 0, 100);
 	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
 	assert_int_equal(run(x), 0);
@@ -599,7 +666,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page),
 	    T(short_trade_trades_again_within_the_interval),
-	    T(node_above_half_its_reserve_lends_and_is_paid_back_at_once),
+	    T(node_above_its_lending_floor_lends_and_is_paid_back),
+	    T(node_above_its_reserve_lends_once_its_own_room_is_taken),
+	    T(loan_is_paid_back_once_no_hot_page_waits),
 	    T(exchange_takes_pages_idle_for_the_window_the_free_target_waits),
 	    T(page_promoted_within_its_cooldown_is_not_demoted),
 	    T(hot_page_waits_two_scan_intervals_for_room_then_goes_back),
