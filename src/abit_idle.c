@@ -148,6 +148,7 @@ static int abit_between(struct abit *a, const struct pghotd_config *cfg)
 			return r;
 	}
 	abit_follow_arrivals(a);
+	a->scan.sentinels = ABIT_SENTINELS_PER_STEP;
 	for (size_t i = 0; i < a->table.nprocs && !abit_stopping(a); i++)
 		if (abit_scan_quick(a, &a->table.procs[i]) == -EPERM)
 			return -EPERM;

@@ -94,6 +94,11 @@ struct stats;
 /* After a wake, the step before the quick looks is this many times shorter: a page used all
  * the time is counted twice within a fraction of a step, not a step and a half. */
 #define ABIT_HURRY_DIV 4
+/* A young process (its first ABIT_REFRESH_ROUNDS rounds) that went quiet after placing its
+ * data has ABIT_WAKE_SCANS of its pieces looked at, in turn, at each step, so the use that
+ * follows wakes it within a step, not at the next round; at most this many such looks a step
+ * over all processes. */
+#define ABIT_SENTINELS_PER_STEP 16
 /* Re-reads of a process that find its size and resident set (statm) unchanged keep its
  * pieces without reading its maps, this many times in a row at most (a mprotect or a mremap
  * changes neither), unless pieces of it were left out for a cap. */

@@ -106,6 +106,7 @@ struct abit_proc {
 	uint32_t wake_scans;
 	bool quiet;
 	uint64_t woke_round;
+	size_t sentinel; /* the piece its next sentinel looks start from (abit_scan_quick()) */
 };
 
 /* The process table (abit_table.c). */
@@ -137,6 +138,7 @@ struct abit_table_state {
 struct abit_scan_state {
 	unsigned first_thr;
 	bool quick;
+	unsigned sentinels; /* sentinel looks left to this step (ABIT_SENTINELS_PER_STEP) */
 	bool pfn_seen; /* some present page showed a non-zero PFN */
 	struct access_event ev[ABIT_EVENT_BATCH];
 	size_t nev;
@@ -280,7 +282,8 @@ void abit_scan_flush(struct abit *a);
 int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, int fd);
 /* Visits every due piece once from the budget's cursor. 0 or -EPERM. */
 int abit_scan_all(struct abit *a);
-/* A process scanned in full, at a step: its fresh pieces and quick looks. 0 or -EPERM. */
+/* A process scanned in full, at a step: its fresh pieces and quick looks, and the sentinel
+ * looks of a young quiet process. 0 or -EPERM. */
 int abit_scan_quick(struct abit *a, struct abit_proc *p);
 /* At a round's start: a process whose round that ended found no access is quiet. */
 void abit_scan_new_round(struct abit *a);

@@ -472,11 +472,38 @@ int abit_scan_all(struct abit *a)
  * looks left, while the page budget pays; what it cannot pay waits for the next step or the
  * round. -EPERM when the source became unavailable; other errors are remembered in
  * a->error. */
+/* A young process (its first ABIT_REFRESH_ROUNDS rounds) that placed its data and went quiet
+ * uses it next: ABIT_WAKE_SCANS of its pieces that hold slow pages get a quick look at this
+ * step, in turn, so that use wakes it (abit_scan_wake()) within a step of its start, not at the
+ * next round; a look that finds nothing keeps the piece's pace. At most a->scan.sentinels
+ * looks a step over all processes. */
+static void proc_sentinels(struct abit *a, struct abit_proc *p)
+{
+	unsigned picked = 0;
+	size_t k = 0;
+
+	if (p->smp || p->gone || !p->quiet || !p->npieces ||
+	    a->round >= p->added + ABIT_REFRESH_ROUNDS)
+		return;
+	for (; k < p->npieces && picked < ABIT_WAKE_SCANS && a->scan.sentinels; k++) {
+		struct abit_piece *g = &p->piece[(p->sentinel + k) % p->npieces];
+
+		if (g->quick || g->fresh || g->ntracked == g->nfast)
+			continue;
+		g->quick = 1;
+		p->nquick++;
+		picked++;
+		a->scan.sentinels--;
+	}
+	p->sentinel = (p->sentinel + k) % p->npieces;
+}
+
 int abit_scan_quick(struct abit *a, struct abit_proc *p)
 {
 	size_t left = 0, i;
 	int fd = -1, r = 0;
 
+	proc_sentinels(a, p);
 	if (p->smp || p->gone || !p->nquick)
 		return 0;
 	a->scan.quick = true;

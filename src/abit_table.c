@@ -247,6 +247,7 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 		p.wake_scans = old->wake_scans;
 		p.quiet = old->quiet;
 		p.woke_round = old->woke_round;
+		p.sentinel = old->sentinel;
 	}
 	r = abit_watch_sampler(a, &p, old);
 	if (r < 0) {

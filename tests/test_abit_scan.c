@@ -459,6 +459,36 @@ static void test_quiet_process_that_wakes_has_every_piece_looked_at(void **state
 	assert_int_equal(f->ev[f->nev - 1].vaddr, VA + 7 * PIECE);
 }
 
+/* A young process that placed its data and went quiet: at each step ABIT_WAKE_SCANS of its
+ * pieces get a look in turn, so the use that follows wakes it at the first step after it
+ * starts, and the next step looks at every other piece; a process past its first rounds waits
+ * for the round. */
+static void test_young_quiet_process_wakes_at_a_step(void **state)
+{
+	struct fx *f = *state;
+
+	fx_proc(f, 100, "app", 0, VA, VA + 8 * PIECE);
+	for (unsigned k = 0; k < 8; k++)
+		fx_map(f, 100, VA + k * PIECE, SLOW_PFN + k * 64, LRU);
+	fx_new_abit(f);
+	assert_int_equal(round_and_steps(f), 0); /* learned */
+	assert_int_equal(round_and_steps(f), 0); /* quiet: the sentinel looks find nothing */
+	access_pieces(f, 0, 8);
+	assert_int_equal(fx_step(f), ABIT_WAKE_SCANS);
+	assert_int_equal(fx_step(f), 8 - ABIT_WAKE_SCANS);
+	assert_int_equal(f->nev, 8);
+}
+
+static void test_old_quiet_process_waits_for_the_round(void **state)
+{
+	struct fx *f = *state;
+
+	quiet_process(f);
+	access_pieces(f, 0, 8);
+	for (int step = 1; step < ABIT_SAMPLES_PER_ROUND; step++)
+		assert_int_equal(fx_step(f), 0);
+}
+
 /* One piece used is a stray access: piece 7 keeps its pace. */
 static void test_one_access_does_not_wake_a_quiet_process(void **state)
 {
@@ -492,6 +522,8 @@ int main(void)
 	    FX(test_only_pages_found_accessed_are_marked_again),
 	    FX(test_quiet_process_that_wakes_has_every_piece_looked_at),
 	    FX(test_one_access_does_not_wake_a_quiet_process),
+	    FX(test_young_quiet_process_wakes_at_a_step),
+	    FX(test_old_quiet_process_waits_for_the_round),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
