@@ -468,10 +468,6 @@ int abit_scan_all(struct abit *a)
 	return r < 0 ? r : 0;
 }
 
-/* A process scanned in full, at a step: its fresh pieces (first look) and those with quick
- * looks left, while the page budget pays; what it cannot pay waits for the next step or the
- * round. -EPERM when the source became unavailable; other errors are remembered in
- * a->error. */
 /* A young process (its first ABIT_REFRESH_ROUNDS rounds) that placed its data and went quiet
  * uses it next: ABIT_WAKE_SCANS of its pieces that hold slow pages get a quick look at this
  * step, in turn, so that use wakes it (abit_scan_wake()) within a step of its start, not at the
@@ -498,6 +494,10 @@ static void proc_sentinels(struct abit *a, struct abit_proc *p)
 	p->sentinel = (p->sentinel + k) % p->npieces;
 }
 
+/* A process scanned in full, at a step: its fresh pieces (first look) and those with quick
+ * looks left, while the page budget pays; what it cannot pay waits for the next step or the
+ * round. -EPERM when the source became unavailable; other errors are remembered in
+ * a->error. */
 int abit_scan_quick(struct abit *a, struct abit_proc *p)
 {
 	size_t left = 0, i;
