@@ -14,6 +14,7 @@
 #include "abit_internal.h"
 #include "clock.h"
 #include "config_pub.h"
+#include "evidence.h"
 #include "log.h"
 #include "procfs.h"
 #include "stats.h"
@@ -100,38 +101,6 @@ static void abit_follow_arrivals(struct abit *a)
 	}
 }
 
-/* Fast-node room, read once a round: the threshold a fresh page's first access is worth. While
- * the fast node with the most free memory has twice the reserve free (the larger of
- * promotion.min_free_percent and, with demotion on, demotion.free_target_percent), the first
- * evidence counts as two accesses: at the shipped threshold of 2 one
- * access makes the page hot, as the kernel's NUMA balancing promotes on the first fault while
- * a node has room (a wrong guess costs a move the room can take), while an operator's higher
- * threshold keeps its meaning (255 still asks for 254 more). With less room, no first
- * evidence: the threshold rises back to promotion.threshold. 0 when no fast node could be
- * read or the threshold is 1 already. */
-static unsigned abit_first_threshold(const struct abit *a)
-{
-	const struct pghotd_config *cfg = a->cfg;
-	const struct topology *t = cfg->topo;
-	unsigned thr = cfg->promotion.threshold, level, best = 0;
-
-	level = cfg->promotion.min_free_percent;
-	if (cfg->demotion.enabled && cfg->demotion.free_target_percent > level)
-		level = cfg->demotion.free_target_percent;
-	level = level ? level : 1;
-	for (int n = 0; t && n < t->nr_nodes && thr > 1; n++) {
-		uint64_t total, free_b;
-		unsigned pct;
-
-		if (!t->node[n].present || !topology_node_is_fast(t, n) ||
-		    topology_read_meminfo(t, n, &total, &free_b) < 0 || !total)
-			continue;
-		pct = (unsigned)(free_b * 100 / total);
-		best = pct > best ? pct : best;
-	}
-	return best >= 2 * level ? thr - 1 : 0;
-}
-
 /* Between rounds, at each step: the pids the last listing did not hold are watched at once and
  * their pieces looked at (a readdir per step), pages newly on the slow tier wake their pieces,
  * and the quick looks of processes scanned in full are made. */
@@ -216,7 +185,7 @@ int abit_round(struct abit *a, const struct pghotd_config *cfg)
 		return r;
 	abit_configure_budget(a, cfg);
 	if (round)
-		a->scan.first_thr = abit_first_threshold(a);
+		a->scan.first_thr = evidence_first_threshold(cfg);
 	if (regions) {
 		r = abit_watch_sample_all(a);
 		a->watch.step++;

@@ -35,7 +35,7 @@
  * or learned: a page read idle keeps its mark. A page the last look learned (fresh) and this look,
  * within a quarter of a scan interval, found accessed is first evidence: delivered with a
  * threshold one below promotion.threshold while the fast node with most free memory has twice
- * the promotion reserve free (abit_first_threshold()).
+ * the promotion reserve free (evidence_first_threshold()).
  *
  * With sources.abit.mode = "regions" a round is preceded by ABIT_SAMPLES_PER_ROUND - 1 sampling
  * steps (abit_round runs one step per call, and every ABIT_SAMPLES_PER_ROUND-th call is also a

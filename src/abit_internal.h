@@ -47,7 +47,7 @@ struct stats;
 /* A page of a watched fast node: tracked for its idle time, not for promotion. */
 #define ENT_FAST (UINT64_C(1) << 59)
 /* A slow page learned at this PFN by the piece's last scan and not looked at since: an access
- * the next look finds is the first evidence of its use (abit_first_threshold()). */
+ * the next look finds is the first evidence of its use (evidence_first_threshold()). */
 #define ENT_FRESH (UINT64_C(1) << 58)
 /* Cold pages gathered before one cold_list_offer(). */
 #define COLD_BATCH 256
@@ -133,7 +133,7 @@ struct abit_table_state {
 };
 
 /* The scan (abit_scan.c): the threshold a fresh page's first access is worth
- * (abit_first_threshold(), read once a round), whether the scan under way is a step's quick
+ * (evidence_first_threshold(), read once a round), whether the scan under way is a step's quick
  * look, the events gathered, one piece's scratch. */
 struct abit_scan_state {
 	unsigned first_thr;

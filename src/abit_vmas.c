@@ -93,7 +93,7 @@ static int maps_line(void *ctx, const char *line, size_t len)
 
 	if (vmas_cancelled(s))
 		return -ECANCELED;
-	if (maps_parse_line(line, len, &v) < 0 || !v.readable || v.special)
+	if (maps_parse_line(line, len, &v) < 0 || (!s->all && (!v.readable || v.special)))
 		return 0;
 	return vmas_add(s, v.start, v.end);
 }

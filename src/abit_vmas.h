@@ -40,6 +40,9 @@ struct abit_vmas {
 	/* When set and true, a read stops within ABIT_VMAS_CANCEL_LINES lines with -ECANCELED (the
 	 * source's stop flag: a maps file of 65,000 lines takes seconds in an emulator). */
 	const atomic_bool *cancel;
+	/* Every VMA, as DAMON's three regions see them (the DAMON source's cut), not only the
+	 * trackable ones. */
+	bool all;
 	size_t lines;
 	char buf[ABIT_VMAS_LINE_BUF];
 };

@@ -24,8 +24,10 @@ static uint32_t samples_per_aggr(const struct pghotd_config *cfg)
 
 bool damon_region_hot(const struct pghotd_config *cfg, const struct damon_region *r)
 {
-	return r->nr_accesses > 0 &&
-	       (uint64_t)r->nr_accesses * DAMON_HOT_SHARE >= samples_per_aggr(cfg);
+	uint32_t n = samples_per_aggr(cfg);
+
+	return r->nr_accesses >= (n < DAMON_HOT_MIN ? n : DAMON_HOT_MIN) &&
+	       (uint64_t)r->nr_accesses * DAMON_HOT_SHARE >= n;
 }
 
 /* Milliseconds the region has kept its access level. */
@@ -41,6 +43,21 @@ bool damon_region_cold(const struct pghotd_config *cfg, const struct damon_regio
 	return r->nr_accesses == 0 && region_age_ms(cfg, r) >= config_demotion_exchange_ms(cfg);
 }
 
+void damon_cold_pass_start(struct damon_cold_pass *c)
+{
+	c->due = true;
+}
+
+bool damon_cold_pass_covers(struct damon_cold_pass *c, const struct pghotd_config *cfg,
+			    uint64_t time_ns)
+{
+	if (c->due) {
+		c->end_ns = time_ns + (uint64_t)cfg->sources.damon.aggr_us * 1000 / 2;
+		c->due = false;
+	}
+	return time_ns < c->end_ns;
+}
+
 static void flush(const struct damon_feed *f, struct feed_out *o)
 {
 	access_deliver(&f->sink, f->cfg, o->ev, o->nev);
@@ -50,7 +67,7 @@ static void flush(const struct damon_feed *f, struct feed_out *o)
 }
 
 static void hot_page(const struct damon_feed *f, const struct damon_feed_proc *p,
-		     struct feed_out *o, uint64_t vaddr, uint64_t pfn)
+		     struct feed_out *o, uint64_t vaddr, uint64_t pfn, unsigned threshold)
 {
 	o->ev[o->nev++] = (struct access_event){
 	    .pid = p->pid,
@@ -63,6 +80,7 @@ static void hot_page(const struct damon_feed *f, const struct damon_feed_proc *p
 	    .source = SRC_DAMON,
 	    .kind = ACCESS_UNKNOWN,
 	    .size = HOT_SIZE_BASE,
+	    .threshold = threshold,
 	};
 	if (o->nev == BATCH)
 		flush(f, o);
@@ -89,7 +107,7 @@ static void cold_page(const struct damon_feed *f, const struct damon_feed_proc *
 /* One pagemap read's worth of the region from vaddr. */
 static void feed_entries(const struct damon_feed *f, const struct damon_feed_proc *p,
 			 struct feed_out *o, uint64_t vaddr, const uint64_t *ent, size_t n,
-			 bool hot, uint64_t idle_ms)
+			 bool hot, unsigned threshold, uint64_t idle_ms)
 {
 	const struct topology *t = f->cfg->topo;
 
@@ -100,7 +118,7 @@ static void feed_entries(const struct damon_feed *f, const struct damon_feed_pro
 		if (node < 0)
 			continue;
 		if (hot && topology_node_is_slow(t, node))
-			hot_page(f, p, o, va, pfn);
+			hot_page(f, p, o, va, pfn, threshold);
 		else if (!hot && node < 64 && (f->want >> node & 1) &&
 			 topology_node_is_fast(t, node) && (ent[i] & PAGEMAP_EXCLUSIVE))
 			cold_page(f, p, o, va, node, idle_ms);
@@ -111,6 +129,7 @@ long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc 
 		       const struct damon_region *r, uint64_t max_pages)
 {
 	bool hot = damon_region_hot(f->cfg, r);
+	unsigned thr = hot && r->nr_accesses >= samples_per_aggr(f->cfg) ? f->first_thr : 0;
 	bool cold = !hot && f->cold && f->want && f->cold_pass && damon_region_cold(f->cfg, r);
 	uint64_t ent[DAMON_FEED_PAGES], read = 0;
 	struct feed_out o;
@@ -128,7 +147,7 @@ long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc 
 		r2 = f->pagemap(f->ctx, va, ent, n);
 		if (r2 <= 0)
 			break;
-		feed_entries(f, p, &o, va, ent, (size_t)r2, hot, region_age_ms(f->cfg, r));
+		feed_entries(f, p, &o, va, ent, (size_t)r2, hot, thr, region_age_ms(f->cfg, r));
 		read += (uint64_t)r2;
 		va += (uint64_t)r2 * PAGEMAP_PAGE_SIZE;
 	}

@@ -4,7 +4,9 @@
  * it accessed: its present pages on slow nodes go to the sink as access events, once per
  * aggregation, so the hot table's threshold and window decide as they do for the other
  * sources (a region hot in two aggregations within promotion.window_ms is promoted at the
- * shipped threshold of 2). A region no sample found accessed for the demotion idle time
+ * shipped threshold of 2). A full region (every sample of the aggregation found it accessed)
+ * is first evidence: its pages go with the feed's first_thr, so while a fast node has room
+ * one aggregation makes them hot (evidence.h). A region no sample found accessed for the demotion idle time
  * (age x aggregation interval) is cold: on a cold pass, its present, exclusively mapped pages
  * on the fast nodes the cold list wants go to the cold list, idle since the region's age
  * began. Everything else is left alone, and the pages of a region are read only when it is
@@ -15,7 +17,11 @@
  * then; a region the process really works in shows them in most samples. Half, not less: a
  * region promoted whole is at least half hot, so the cold pages moved with a hot set are at
  * most as many as its pages (a quarter let 6.5% of scenario-damon's cold pages through in
- * 20 s on 2026-12-03, half 1.4%). A hot
+ * 20 s on 2026-12-03, half 1.4%). And at least DAMON_HOT_MIN samples (all, with fewer in
+ * an aggregation): with four samples, half is two, which a region whose pages are a tenth hot
+ * shows in one aggregation of 19 (a binomial tail), so one such region in 16 would reach the
+ * threshold's two within a window of eight aggregations, moving its cold pages with it; three
+ * of four it shows in one aggregation of 270, and one region in 2,600 is promoted so. A hot
  * set scattered page by page among cold pages looks like neither: DAMON's regions cannot
  * tell its pages apart (page_idle, page by page, can).
  *
@@ -33,6 +39,7 @@
 #include "damon_event.h"
 
 #define DAMON_HOT_SHARE	 2   /* hot: nr_accesses >= samples per aggregation / this */
+#define DAMON_HOT_MIN	 3   /* and at least this many (all of fewer) */
 #define DAMON_FEED_PAGES 512 /* pagemap entries per read */
 
 struct cold_list;
@@ -49,6 +56,9 @@ struct damon_feed {
 	uint64_t want;		/* fast nodes the cold list wants (cold_list_wanted()) */
 	bool cold_pass;		/* look for cold pages in this aggregation */
 	uint64_t now_ns;	/* CLOCK_MONOTONIC */
+	/* The threshold a full region's pages are delivered with (evidence_first_threshold(),
+	 * read once per drain); 0: promotion.threshold as usual. */
+	unsigned first_thr;
 	struct stats *stats;	/* NULL: not counted */
 };
 
@@ -58,6 +68,21 @@ struct damon_feed_proc {
 	uint32_t proc; /* procs handle for cold pages (0: none) */
 	int cpu, node; /* where it last ran, -1 unknown: the events' accessing CPU */
 };
+
+/* A cold pass (cold pages looked for in every region) covers one whole aggregation, whose
+ * records may come over several drains: the ring wakes the reader at a quarter full, and an
+ * aggregation of a few thousand regions fills it more than once. From the first record after
+ * damon_cold_pass_start() until half an aggregation interval later (DAMON writes one
+ * aggregation's records at once), and no further. Pure; zeroed, no pass is under way. */
+struct damon_cold_pass {
+	uint64_t end_ns; /* records before this belong to the pass */
+	bool due;	 /* started; the next record opens it */
+};
+
+void damon_cold_pass_start(struct damon_cold_pass *c);
+/* Whether the region recorded at time_ns (CLOCK_MONOTONIC) is in the cold pass. */
+bool damon_cold_pass_covers(struct damon_cold_pass *c, const struct pghotd_config *cfg,
+			    uint64_t time_ns);
 
 /* Pure: the region is hot under cfg. */
 bool damon_region_hot(const struct pghotd_config *cfg, const struct damon_region *r);

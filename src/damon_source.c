@@ -8,12 +8,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "abit_vmas.h"
 #include "clock.h"
 #include "cold_list.h"
 #include "damon_event.h"
 #include "damon_feed.h"
+#include "damon_regions.h"
 #include "damon_source.h"
 #include "damon_sysfs.h"
+#include "evidence.h"
 #include "fileio.h"
 #include "log.h"
 #include "pagemap.h"
@@ -27,6 +30,8 @@ struct target {
 	struct damon_feed_proc p;
 	int fd; /* its pagemap, -1 until first needed */
 	const char *procfs_root;
+	bool recut;		/* an oversized region seen: cut it again at the next refresh */
+	uint64_t recut_after_ms; /* not cut again before */
 };
 
 struct region_rec {
@@ -52,7 +57,10 @@ struct damon_source {
 	uint64_t kcpu_us;	  /* of the current one */
 	struct region_rec *reg;
 	size_t nreg;
+	struct abit_vmas vmas; /* a new target's maps (init_regions) */
 	uint64_t next_refresh_ms, next_cold_ms;
+	struct damon_cold_pass cold_pass;
+	struct damon_aggr_size size; /* of the kdamond's regions, for oversized ones */
 	uint32_t epoch;
 };
 
@@ -216,18 +224,76 @@ static int refresh(struct damon_source *s, const struct pghotd_config *cfg)
 	return r;
 }
 
+/* The regions of the targets new to the running kdamond (damon_regions.h): the cut of its
+ * start, DAMON_INIT_REGIONS_MAX in all, the first new targets first. A target whose maps
+ * cannot be read (it exited: the commit will say so) starts with DAMON's three regions. The
+ * ranges go to *buf (freed by the caller); NULL when there is none to give. */
+static struct damon_ranges *init_regions(struct damon_source *s, const struct pghotd_config *cfg,
+					 const struct target *t, size_t n,
+					 struct damon_range **buf)
+{
+	struct damon_ranges *init;
+	struct damon_range three[3];
+	size_t left = DAMON_INIT_REGIONS_MAX, used = 0;
+	char path[PATH_MAX];
+
+	*buf = NULL;
+	if (!s->kpid || n == 0)
+		return NULL; /* a start cuts every target itself */
+	init = calloc(n, sizeof(*init));
+	*buf = calloc(DAMON_INIT_REGIONS_MAX, sizeof(**buf));
+	if (!init || !*buf) {
+		free(init);
+		free(*buf);
+		*buf = NULL;
+		return NULL;
+	}
+	for (size_t i = 0; i < n && left > 0; i++) {
+		uint32_t want = cfg->sources.damon.min_regions;
+		size_t k;
+
+		size_t j = target_find(s->tg, s->ntg, t[i].p.pid);
+
+		if (j < s->ntg && !s->tg[j].recut)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/maps", s->d.procfs_root, (int)t[i].p.pid);
+		s->vmas.all = true;
+		if (abit_vmas_read_maps(&s->vmas, path) < 0)
+			continue;
+		k = damon_three_ranges(s->vmas.v, s->vmas.n, three);
+		if (want > left)
+			want = (uint32_t)left;
+		k = damon_cut_ranges(three, k, want, *buf + used, left);
+		init[i] = (struct damon_ranges){.r = *buf + used, .n = k};
+		log_debug("damon: target %d starts with %zu regions", (int)t[i].p.pid, k);
+		used += k, left -= k;
+	}
+	return init;
+}
+
 static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 {
 	struct damon_attrs a = attrs_of(cfg);
+	struct damon_ranges *init;
+	struct damon_range *ranges;
 	struct target *t;
+	bool recut = false;
 	size_t n;
 	pid_t *pids;
 	int r = list_targets(s, cfg, &t, &n);
 
 	if (r < 0)
 		return r;
+	for (size_t i = 0; i < n; i++) { /* the cuts' pace goes on */
+		size_t j = target_find(s->tg, s->ntg, t[i].p.pid);
+
+		if (j < s->ntg) {
+			t[i].recut_after_ms = s->tg[j].recut_after_ms;
+			recut |= s->tg[j].recut;
+		}
+	}
 	if (same_pids(t, n, s->tg, s->ntg) && !memcmp(&a, &s->attrs, sizeof(a)) &&
-	    (s->kpid || n == 0)) {
+	    (s->kpid || n == 0) && !recut) {
 		for (size_t i = 0; i < n; i++) /* keep the open pagemaps, take the new CPUs */
 			s->tg[i].p.cpu = t[i].p.cpu, s->tg[i].p.node = t[i].p.node;
 		targets_free(t, n);
@@ -240,8 +306,14 @@ static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 	}
 	for (size_t i = 0; i < n; i++)
 		pids[i] = t[i].p.pid;
-	r = damon_sysfs_set_targets(s->kd, &a, pids, n);
+	init = init_regions(s, cfg, t, n, &ranges);
+	for (size_t i = 0; init && i < n; i++)
+		if (init[i].n)
+			t[i].recut_after_ms = clock_monotonic_ns() / 1000000 + DAMON_RECUT_MS;
+	r = damon_sysfs_set_targets(s->kd, &a, pids, init, n);
 	free(pids);
+	free(init);
+	free(ranges);
 	if (r < 0) {
 		targets_free(t, n);
 		return r;
@@ -317,16 +389,17 @@ static void feed_regions(struct damon_source *s, const struct pghotd_config *cfg
 			       .cold = cfg->demotion.enabled ? s->d.cold : NULL,
 			       .want = s->d.cold ? cold_list_wanted(s->d.cold) : 0,
 			       .now_ns = now,
-			       .stats = s->d.stats};
+			       .stats = s->d.stats,
+			       .first_thr = s->nreg ? evidence_first_threshold(cfg) : 0};
 	uint64_t budget = DAMON_PAGES_DRAIN, now_ms = now / 1000000;
 	uint32_t epoch = s->d.cold ? cold_list_epoch(s->d.cold) : 0;
 
 	/* A cold pass a quarter of the idle time apart (offers stay trusted that long), or at
 	 * once when the mover asked for more (a new epoch). */
-	f.cold_pass = now_ms >= s->next_cold_ms || epoch != s->epoch;
-	if (f.cold_pass) {
+	if (now_ms >= s->next_cold_ms || epoch != s->epoch) {
 		s->next_cold_ms = now_ms + config_demotion_idle_ms(cfg) / 4;
 		s->epoch = epoch;
+		damon_cold_pass_start(&s->cold_pass);
 	}
 	if (s->d.stats)
 		stats_src_add(s->d.stats, SRC_DAMON, SS_SAMPLES, s->nreg);
@@ -340,7 +413,11 @@ static void feed_regions(struct damon_source *s, const struct pghotd_config *cfg
 			int64_t h = procs_handle(s->d.procs, t->p.pid);
 			t->p.proc = h > 0 ? (uint32_t)h : 0;
 		}
+		if (damon_aggr_size_add(&s->size, cfg, &s->reg[i].r, s->reg[i].time_ns) &&
+		    now_ms >= t->recut_after_ms)
+			t->recut = true;
 		f.ctx = t;
+		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns);
 		r = damon_feed_region(&f, &t->p, &s->reg[i].r, budget);
 		if (r > 0)
 			budget -= (uint64_t)r;
@@ -474,6 +551,7 @@ void damon_source_free(struct damon_source *s)
 		config_pub_unregister(s->pub, s->slot);
 	targets_free(s->tg, s->ntg);
 	targets_free(s->old, s->nold);
+	abit_vmas_free(&s->vmas);
 	free(s->reg);
 	free(s);
 }

@@ -363,7 +363,26 @@ static int write_attrs(struct damon_kdamond *k, const struct damon_attrs *a)
 	return r;
 }
 
-static int write_targets(struct damon_kdamond *k, const pid_t *pids, size_t n)
+/* Target i's regions: nr_regions makes their directories, then each one's start and end. */
+static int write_regions(struct damon_kdamond *k, size_t i, const struct damon_ranges *g)
+{
+	char rel[96];
+	int r;
+
+	snprintf(rel, sizeof(rel), "contexts/0/targets/%zu/regions/nr_regions", i);
+	r = kd_write_u64(k->dir, k->index, rel, g->n);
+	for (size_t j = 0; r == 0 && j < g->n; j++) {
+		snprintf(rel, sizeof(rel), "contexts/0/targets/%zu/regions/%zu/start", i, j);
+		r = kd_write_u64(k->dir, k->index, rel, g->r[j].start);
+		snprintf(rel, sizeof(rel), "contexts/0/targets/%zu/regions/%zu/end", i, j);
+		if (r == 0)
+			r = kd_write_u64(k->dir, k->index, rel, g->r[j].end);
+	}
+	return r;
+}
+
+static int write_targets(struct damon_kdamond *k, const pid_t *pids,
+			 const struct damon_ranges *init, size_t n)
 {
 	char rel[64];
 	int r = kd_write_u64(k->dir, k->index, "contexts/0/targets/nr_targets", n);
@@ -371,6 +390,8 @@ static int write_targets(struct damon_kdamond *k, const pid_t *pids, size_t n)
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		snprintf(rel, sizeof(rel), "contexts/0/targets/%zu/pid_target", i);
 		r = kd_write_u64(k->dir, k->index, rel, (uint64_t)pids[i]);
+		if (r == 0 && init && init[i].n)
+			r = write_regions(k, i, &init[i]);
 	}
 	return r;
 }
@@ -384,7 +405,7 @@ static bool kd_on(const struct damon_kdamond *k)
 }
 
 int damon_sysfs_set_targets(struct damon_kdamond *k, const struct damon_attrs *a, const pid_t *pids,
-			    size_t n)
+			    const struct damon_ranges *init, size_t n)
 {
 	bool on = kd_on(k);
 	int r = 0;
@@ -401,7 +422,7 @@ int damon_sysfs_set_targets(struct damon_kdamond *k, const struct damon_attrs *a
 	if (r == 0)
 		r = write_attrs(k, a);
 	if (r == 0)
-		r = write_targets(k, pids, n);
+		r = write_targets(k, pids, init, n);
 	if (r < 0)
 		return r;
 	if (on) {

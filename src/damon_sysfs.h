@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "damon_regions.h"
+
 #define DAMON_ADMIN	   "kernel/mm/damon/admin/kdamonds"
 #define DAMON_MARK_BASE	   UINT64_C(3000000000000) /* us; plus pghotd's pid */
 #define DAMON_REASON_MAX   256
@@ -52,11 +54,19 @@ int damon_sysfs_inspect(const char *sysfs_root, const char *procfs_root, char *w
  * inspect, plus -errno of a failed write; *out untouched then. */
 int damon_sysfs_claim(const char *sysfs_root, const char *procfs_root, struct damon_kdamond **out,
 		      char *why, size_t size);
-/* Writes attrs and the n targets (pids), then turns the kdamond on, or commits when it is
- * on (off and on again when the kernel refuses the commit); n == 0 turns it off. 0 or
- * -errno. */
+/* The regions a target starts with (n == 0: DAMON's own). */
+struct damon_ranges {
+	const struct damon_range *r;
+	size_t n;
+};
+
+/* Writes attrs and the n targets (pids; init, when not NULL, n regions lists: the regions of
+ * targets the kdamond does not have yet, damon_regions.h), then turns the kdamond on, or
+ * commits when it is on (off and on again when the kernel refuses the commit); n == 0 turns
+ * it off. Every write of the targets clears the regions DAMON's sysfs holds, so the next
+ * commit keeps the regions DAMON made of them. 0 or -errno. */
 int damon_sysfs_set_targets(struct damon_kdamond *k, const struct damon_attrs *a, const pid_t *pids,
-			    size_t n);
+			    const struct damon_ranges *init, size_t n);
 /* The kdamond's thread pid; -ESRCH when it is not running. */
 int damon_sysfs_kdamond_pid(const struct damon_kdamond *k, pid_t *out);
 /* Index of the claimed kdamond (its directory kdamonds/<index>). */

@@ -95,6 +95,9 @@ static int setup(void **state)
 	assert_int_equal(topology_load(sys, &f->topo), 0);
 	assert_int_equal(topology_apply_config(f->topo, f->cfg), 0);
 	f->cfg->topo = f->topo;
+	/* 20 samples per aggregation, whatever the shipped intervals. */
+	f->cfg->sources.damon.sample_us = 5000;
+	f->cfg->sources.damon.aggr_us = 100000;
 	assert_int_equal(cold_list_new(256, &f->cold), 0);
 	/* Pages 0-3 on the slow node, 4-5 on the fast one (5 mapped by two processes), 6 not
 	 * present, 7 slow again; the rest absent. */
@@ -247,6 +250,26 @@ static void hot_region_gives_an_access_for_each_slow_page(void **state)
 	assert_int_equal(cold_list_len(f->cold), 0);
 }
 
+static void only_a_full_region_is_first_evidence(void **state)
+{
+	struct fx *f = *state;
+	struct damon_region half = region(8, 10, 3), full = region(8, 20, 3);
+
+	f->feed.first_thr = 1;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &half, 1000), 8);
+	assert_int_equal(f->got.n, 5);
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(f->got.ev[i].threshold, 0);
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &full, 1000), 8);
+	assert_int_equal(f->got.n, 10);
+	for (size_t i = 5; i < 10; i++)
+		assert_int_equal(f->got.ev[i].threshold, 1);
+	/* No room on a fast node: the feed's first_thr is 0, and so is the events'. */
+	f->feed.first_thr = 0;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &full, 1000), 8);
+	assert_int_equal(f->got.ev[10].threshold, 0);
+}
+
 static void region_below_half_of_the_samples_is_not_read(void **state)
 {
 	struct fx *f = *state;
@@ -260,6 +283,18 @@ static void region_below_half_of_the_samples_is_not_read(void **state)
 	assert_true(damon_region_hot(f->cfg, &r));
 	f->cfg->sources.damon.aggr_us = 400000; /* 80 samples: 10 is no longer half */
 	assert_false(damon_region_hot(f->cfg, &r));
+	/* Four samples: half of them is not enough, three are. */
+	f->cfg->sources.damon.sample_us = 100000;
+	r.nr_accesses = 2;
+	assert_false(damon_region_hot(f->cfg, &r));
+	r.nr_accesses = 3;
+	assert_true(damon_region_hot(f->cfg, &r));
+	/* Two samples: both. */
+	f->cfg->sources.damon.aggr_us = 200000;
+	r.nr_accesses = 1;
+	assert_false(damon_region_hot(f->cfg, &r));
+	r.nr_accesses = 2;
+	assert_true(damon_region_hot(f->cfg, &r));
 }
 
 static void idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass(void **state)
@@ -289,6 +324,25 @@ static void idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass(void **st
 	assert_true(out[0].idle_since_ms == now_ms - 70000);
 }
 
+static void a_cold_pass_covers_one_aggregation_over_drains(void **state)
+{
+	struct fx *f = *state;
+	struct damon_cold_pass c = {0};
+	const uint64_t ms = 1000000, t0 = 7000 * ms; /* aggregations of 100 ms */
+
+	assert_false(damon_cold_pass_covers(&c, f->cfg, t0)); /* none started */
+	damon_cold_pass_start(&c);
+	/* The next aggregation's records, over two drains, are in it... */
+	assert_true(damon_cold_pass_covers(&c, f->cfg, t0 + 100 * ms));
+	assert_true(damon_cold_pass_covers(&c, f->cfg, t0 + 101 * ms));
+	assert_true(damon_cold_pass_covers(&c, f->cfg, t0 + 102 * ms));
+	/* ...the one after is not. */
+	assert_false(damon_cold_pass_covers(&c, f->cfg, t0 + 200 * ms));
+	damon_cold_pass_start(&c);
+	assert_true(damon_cold_pass_covers(&c, f->cfg, t0 + 300 * ms));
+	assert_false(damon_cold_pass_covers(&c, f->cfg, t0 + 400 * ms));
+}
+
 static void reads_no_more_than_the_page_budget(void **state)
 {
 	struct fx *f = *state;
@@ -308,6 +362,8 @@ int main(void)
 	    cmocka_unit_test(rejects_a_format_without_a_field_or_an_id),
 	    cmocka_unit_test(decodes_a_record_and_refuses_a_short_one),
 	    T(hot_region_gives_an_access_for_each_slow_page),
+	    T(only_a_full_region_is_first_evidence),
+	    T(a_cold_pass_covers_one_aggregation_over_drains),
 	    T(region_below_half_of_the_samples_is_not_read),
 	    T(idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass),
 	    T(reads_no_more_than_the_page_budget),

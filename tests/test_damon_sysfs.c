@@ -146,7 +146,7 @@ static void claims_a_free_kdamond_and_starts_it_marked_with_the_targets(void **s
 	set_up_foreign(f, 0, 0); /* set up, off: someone's, not free */
 	assert_int_equal(damon_sysfs_claim(f->root, f->procfs, &k, f->why, sizeof(f->why)), 0);
 	assert_int_equal(damon_sysfs_index(k), 1);
-	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, 2), 0);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, NULL, 2), 0);
 	assert_string_equal(get(f, "1/state"), "on");
 	assert_string_equal(get(f, "1/contexts/nr_contexts"), "1");
 	assert_string_equal(get(f, "1/contexts/0/operations"), "vaddr");
@@ -224,7 +224,7 @@ static void stops_and_takes_over_the_kdamond_of_a_killed_pghotd(void **state)
 	assert_int_equal(damon_sysfs_claim(f->root, f->procfs, &k, f->why, sizeof(f->why)), 0);
 	assert_int_equal(damon_sysfs_index(k), 1);
 	assert_string_equal(get(f, "1/state"), "off");
-	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, 1), 0);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, NULL, 1), 0);
 	assert_string_equal(get(f, "1/contexts/0/targets/0/pid_target"), "300");
 	assert_string_equal(get(f, "1/state"), "on");
 	damon_sysfs_release(k);
@@ -249,18 +249,36 @@ static void commits_new_targets_to_the_running_kdamond_and_stops_without_any(voi
 	const pid_t first[] = {100}, next[] = {100, 101, 102};
 
 	assert_int_equal(damon_sysfs_claim(f->root, f->procfs, &k, f->why, sizeof(f->why)), 0);
-	assert_int_equal(damon_sysfs_set_targets(k, &attrs, first, 1), 0);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, first, NULL, 1), 0);
 	assert_string_equal(get(f, "0/state"), "on");
-	assert_int_equal(damon_sysfs_set_targets(k, &attrs, next, 3), 0);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, next, NULL, 3), 0);
 	assert_string_equal(get(f, "0/state"), "commit");
 	assert_string_equal(get(f, "0/contexts/0/targets/nr_targets"), "3");
 	assert_string_equal(get(f, "0/contexts/0/targets/2/pid_target"), "102");
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, first, NULL, 1), 0);
+	/* A new target's regions, as the kernel's directories would take them. */
+	const struct damon_range cut[] = {{0x10000, 0x20000}, {0x20000, 0x31000}};
+	const struct damon_ranges init[] = {{NULL, 0}, {NULL, 0}, {cut, 2}};
+	char cmd[3 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd),
+		 "d='%s/" DAMON_ADMIN "/0/contexts/0/targets/2/regions' && mkdir -p \"$d/0\" "
+		 "\"$d/1\" && touch \"$d/nr_regions\" \"$d/0/start\" \"$d/0/end\" \"$d/1/start\" "
+		 "\"$d/1/end\"",
+		 f->root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, next, init, 3), 0);
+	assert_string_equal(get(f, "0/contexts/0/targets/2/regions/nr_regions"), "2");
+	assert_string_equal(get(f, "0/contexts/0/targets/2/regions/0/start"), "65536");
+	assert_string_equal(get(f, "0/contexts/0/targets/2/regions/1/end"), "200704");
+	/* The targets it had are written without regions (no such directory here). */
+	assert_string_equal(get(f, "0/state"), "commit");
 	put(f, "0/state", "on"); /* what the kernel reads back after a commit */
 	put(f, "0/pid", "812");
 	pid_t kpid = 0;
 	assert_int_equal(damon_sysfs_kdamond_pid(k, &kpid), 0);
 	assert_int_equal(kpid, 812);
-	assert_int_equal(damon_sysfs_set_targets(k, &attrs, NULL, 0), 0);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, NULL, NULL, 0), 0);
 	assert_string_equal(get(f, "0/state"), "off");
 	damon_sysfs_release(k);
 }

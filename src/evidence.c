@@ -1,0 +1,30 @@
+/* evidence: the first-evidence threshold (see evidence.h). */
+#include <stdint.h>
+
+#include "config.h"
+#include "evidence.h"
+#include "topology.h"
+
+/* A wrong guess costs a move the room can take; an operator's higher threshold keeps its
+ * meaning (255 still asks for 254 more). */
+unsigned evidence_first_threshold(const struct pghotd_config *cfg)
+{
+	const struct topology *t = cfg->topo;
+	unsigned thr = cfg->promotion.threshold, level, best = 0;
+
+	level = cfg->promotion.min_free_percent;
+	if (cfg->demotion.enabled && cfg->demotion.free_target_percent > level)
+		level = cfg->demotion.free_target_percent;
+	level = level ? level : 1;
+	for (int n = 0; t && n < t->nr_nodes && thr > 1; n++) {
+		uint64_t total, free_b;
+		unsigned pct;
+
+		if (!t->node[n].present || !topology_node_is_fast(t, n) ||
+		    topology_read_meminfo(t, n, &total, &free_b) < 0 || !total)
+			continue;
+		pct = (unsigned)(free_b * 100 / total);
+		best = pct > best ? pct : best;
+	}
+	return best >= 2 * level ? thr - 1 : 0;
+}

@@ -1,0 +1,110 @@
+/* Tests for damon_regions: the three ranges of a process's VMAs, as DAMON finds them, and
+ * their cut into pieces of one size. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "damon_event.h"
+#include "damon_regions.h"
+
+#define K UINT64_C(4096)
+#define M (UINT64_C(1) << 20)
+
+static void three_ranges_leave_out_the_two_largest_gaps(void **state)
+{
+	/* Program and heap, a 1 GiB gap, the buffer and libraries (a 1 MiB gap between them), a
+	 * 100 GiB gap, the stack. */
+	const struct abit_vma v[] = {
+	    {0x400000, 0x400000 + 64 * K},
+	    {0x400000 + 64 * K, 0x400000 + 8 * M},
+	    {0x40000000 + 0x400000 + 8 * M, 0x40000000 + 0x400000 + 264 * M},
+	    {0x40000000 + 0x400000 + 265 * M, 0x40000000 + 0x400000 + 266 * M},
+	    {UINT64_C(0x1A00000000), UINT64_C(0x1A00000000) + 132 * K},
+	};
+	struct damon_range r[3];
+
+	(void)state;
+	assert_int_equal(damon_three_ranges(v, 5, r), 3);
+	assert_true(r[0].start == v[0].start && r[0].end == v[1].end);
+	assert_true(r[1].start == v[2].start && r[1].end == v[3].end); /* the small gap stays in */
+	assert_true(r[2].start == v[4].start && r[2].end == v[4].end);
+	/* Two VMAs: two ranges; one: one; none: none. */
+	assert_int_equal(damon_three_ranges(&v[1], 2, r), 2);
+	assert_true(r[0].end == v[1].end && r[1].start == v[2].start);
+	assert_int_equal(damon_three_ranges(v, 1, r), 1);
+	assert_true(r[0].start == v[0].start && r[0].end == v[0].end);
+	assert_int_equal(damon_three_ranges(v, 0, r), 0);
+}
+
+static void cut_gives_pieces_of_one_size_and_every_range_one(void **state)
+{
+	/* 256 MiB and two small ranges (32 and 132 KiB), cut for 1024 pieces of 256 KiB. */
+	const struct damon_range r[] = {{0x400000, 0x400000 + 8 * K},
+					{0x10000000, 0x10000000 + 256 * M},
+					{0x7ff000000000, 0x7ff000000000 + 33 * K}};
+	struct damon_range out[2048];
+	size_t n = damon_cut_ranges(r, 3, 1024, out, 2048);
+
+	(void)state;
+	assert_int_equal(n, 1 + 1024 + 1);
+	assert_true(out[0].start == r[0].start && out[0].end == r[0].end);
+	for (size_t i = 1; i <= 1024; i++) {
+		assert_true(out[i].end - out[i].start == 64 * K); /* 256 KiB */
+		assert_true(out[i].start == out[i - 1].end || i == 1);
+	}
+	assert_true(out[1].start == r[1].start && out[1024].end == r[1].end);
+	assert_true(out[1025].start == r[2].start && out[1025].end == r[2].end);
+	/* What does not fit is left out whole; pieces never fall under a page. */
+	assert_int_equal(damon_cut_ranges(r, 3, 1024, out, 100), 1);
+	assert_int_equal(damon_cut_ranges(r, 1, 1000, out, 100), 8);
+	for (size_t i = 0; i < 8; i++)
+		assert_true(out[i].start == r[0].start + i * K && out[i].end == out[i].start + K);
+}
+
+static struct damon_region rg(uint64_t size)
+{
+	return (struct damon_region){.start = 0x10000000, .end = 0x10000000 + size};
+}
+
+static void oversized_is_sixteen_times_the_merge_limit_of_the_last_aggregation(void **state)
+{
+	struct pghotd_config *cfg;
+	struct damon_aggr_size a = {0};
+	const uint64_t ms = 1000000, t0 = 5000 * ms;
+	struct damon_region big = rg(64 * M), r;
+
+	(void)state;
+	assert_int_equal(config_new_defaults(&cfg), 0);
+	cfg->sources.damon.aggr_us = 400000;
+	cfg->sources.damon.min_regions = 1024;
+	/* No whole aggregation seen yet: nothing is oversized. 1 GiB in this one (over two
+	 * drains, 1 ms apart). */
+	assert_false(damon_aggr_size_add(&a, cfg, &big, t0));
+	r = rg(960 * M);
+	assert_false(damon_aggr_size_add(&a, cfg, &r, t0 + ms));
+	/* The next one: the limit is 1 MiB, so 16 MiB is not oversized and 17 MiB is. */
+	r = rg(16 * M);
+	assert_false(damon_aggr_size_add(&a, cfg, &r, t0 + 400 * ms));
+	r = rg(17 * M);
+	assert_true(damon_aggr_size_add(&a, cfg, &r, t0 + 401 * ms));
+	/* Never under DAMON_OVERSIZED_MIN, however small the memory. */
+	cfg->sources.damon.min_regions = 1000000;
+	r = rg(4 * M);
+	assert_false(damon_aggr_size_add(&a, cfg, &r, t0 + 402 * ms));
+	config_free(cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(three_ranges_leave_out_the_two_largest_gaps),
+	    cmocka_unit_test(cut_gives_pieces_of_one_size_and_every_range_one),
+	    cmocka_unit_test(oversized_is_sixteen_times_the_merge_limit_of_the_last_aggregation),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
