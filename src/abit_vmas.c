@@ -95,6 +95,8 @@ static int maps_line(void *ctx, const char *line, size_t len)
 		return -ECANCELED;
 	if (maps_parse_line(line, len, &v) < 0 || (!s->all && (!v.readable || v.special)))
 		return 0;
+	if (s->max && s->n == s->max)
+		return -E2BIG;
 	return vmas_add(s, v.start, v.end);
 }
 

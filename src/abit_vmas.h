@@ -43,6 +43,8 @@ struct abit_vmas {
 	/* Every VMA, as DAMON's three regions see them (the DAMON source's cut), not only the
 	 * trackable ones. */
 	bool all;
+	/* 0, or the most VMAs read: a longer maps file stops the read with -E2BIG. */
+	size_t max;
 	size_t lines;
 	char buf[ABIT_VMAS_LINE_BUF];
 };

@@ -27,6 +27,10 @@
 #define DAMON_OVERSIZED_MIN   (UINT64_C(8) << 20)
 #define DAMON_RECUT_MS	      10000
 
+/* A process with more VMAs than this is not cut (reading its maps would hold the source's
+ * thread: 65,000 lines take seconds in the emulator): it starts with DAMON's three regions. */
+#define DAMON_CUT_VMAS_MAX 4096
+
 /* At most this many regions written for the targets of one commit (each costs sysfs writes:
  * a process that keeps starting large programs must not make the source's work follow it). */
 #define DAMON_INIT_REGIONS_MAX 1024

@@ -226,7 +226,8 @@ static int refresh(struct damon_source *s, const struct pghotd_config *cfg)
 
 /* The regions of the targets new to the running kdamond (damon_regions.h): the cut of its
  * start, DAMON_INIT_REGIONS_MAX in all, the first new targets first. A target whose maps
- * cannot be read (it exited: the commit will say so) starts with DAMON's three regions. The
+ * cannot be read (it exited: the commit will say so), or hold more than DAMON_CUT_VMAS_MAX
+ * VMAs, starts with DAMON's three regions. The
  * ranges go to *buf (freed by the caller); NULL when there is none to give. */
 static struct damon_ranges *init_regions(struct damon_source *s, const struct pghotd_config *cfg,
 					 const struct target *t, size_t n,
@@ -258,6 +259,7 @@ static struct damon_ranges *init_regions(struct damon_source *s, const struct pg
 			continue;
 		snprintf(path, sizeof(path), "%s/%d/maps", s->d.procfs_root, (int)t[i].p.pid);
 		s->vmas.all = true;
+		s->vmas.max = DAMON_CUT_VMAS_MAX;
 		if (abit_vmas_read_maps(&s->vmas, path) < 0)
 			continue;
 		k = damon_three_ranges(s->vmas.v, s->vmas.n, three);

@@ -100,6 +100,12 @@ static void test_empty_vmas_are_dropped_by_their_numa_maps_lines(void **state)
 	assert_int_equal(abit_vmas_read_maps(&s, maps), 0);
 	assert_true(abit_vmas_drop_empty(&s, "/nonexistent/numa_maps") < 0);
 	assert_int_equal(s.n, 3);
+	/* Every VMA (the DAMON source's cut: [vvar] too), and a bound on how many. */
+	s.all = true;
+	assert_int_equal(abit_vmas_read_maps(&s, maps), 0);
+	assert_int_equal(s.n, 4);
+	s.max = 2;
+	assert_int_equal(abit_vmas_read_maps(&s, maps), -E2BIG);
 	abit_vmas_free(&s);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
