@@ -1,6 +1,7 @@
 /* damon_regions: a new target's initial regions (see damon_regions.h). */
 #include "config.h"
 #include "damon_event.h"
+#include "damon_feed.h"
 #include "damon_regions.h"
 
 #define PAGE UINT64_C(4096)
@@ -80,4 +81,60 @@ bool damon_aggr_size_add(struct damon_aggr_size *a, const struct pghotd_config *
 	a->sum += size;
 	limit = a->last / (cfg->sources.damon.min_regions ? cfg->sources.damon.min_regions : 1);
 	return a->last && size >= DAMON_OVERSIZED_MIN && size > DAMON_OVERSIZED_TIMES * limit;
+}
+
+/* Appends [a, b) cut into pieces (or whole with pieces 1); false when out is full. */
+static bool put_cut(struct damon_range *out, size_t cap, size_t *k, uint64_t a, uint64_t b,
+		    uint64_t pieces)
+{
+	uint64_t step = (b - a) / pieces;
+
+	step -= step % PAGE;
+	if (step < PAGE)
+		step = PAGE, pieces = (b - a + PAGE - 1) / PAGE;
+	for (uint64_t j = 0; j < pieces && a + j * step < b; j++) {
+		if (*k == cap)
+			return false;
+		out[(*k)++] =
+		    (struct damon_range){a + j * step, j + 1 == pieces ? b : a + (j + 1) * step};
+	}
+	return true;
+}
+
+size_t damon_cut_spans(const struct damon_range *r, size_t n, const struct damon_range *z,
+		       size_t nz, uint32_t pieces, struct damon_range *out, size_t cap)
+{
+	size_t k = 0, j = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at = r[i].start;
+
+		for (; j < nz && z[j].start < r[i].end; j++) {
+			uint64_t a = z[j].start > at ? z[j].start : at;
+			uint64_t b = z[j].end < r[i].end ? z[j].end : r[i].end;
+
+			a -= a % PAGE;
+			if (b <= a || b <= at)
+				continue;
+			if ((a > at && !put_cut(out, cap, &k, at, a, 1)) ||
+			    !put_cut(out, cap, &k, a, b, pieces))
+				return 0;
+			at = b;
+		}
+		if (j > 0 && z[j - 1].end > r[i].end)
+			j--; /* the span goes on into the next range */
+		if (at < r[i].end && !put_cut(out, cap, &k, at, r[i].end, 1))
+			return 0;
+	}
+	return k;
+}
+
+bool damon_region_zoom(const struct damon_aggr_size *a, const struct pghotd_config *cfg,
+		       const struct damon_region *r)
+{
+	uint64_t size = r->end > r->start ? r->end - r->start : 0;
+
+	return a->last && r->nr_accesses > 0 && !damon_region_hot(cfg, r) &&
+	       size >= DAMON_OVERSIZED_MIN &&
+	       size >= DAMON_ZOOM_TIMES * (a->last / DAMON_INIT_REGIONS_MAX);
 }

@@ -1,4 +1,5 @@
-/* damon_regions: the regions pghotd gives a process it adds to a running kdamond.
+/* damon_regions: the regions pghotd gives a process it adds to a running kdamond, and the
+ * finer cut of a region DAMON is slow to split.
  *
  * DAMON cuts each target into sources.damon.min_regions regions when its kdamond starts, but a
  * target committed to a running kdamond starts with the three regions DAMON's next update
@@ -9,7 +10,12 @@
  * start's cut itself from the process's maps and writes it with the commit: the same three
  * ranges (from every VMA, as DAMON's), cut into pieces of one size so that there are about `want`
  * of them. DAMON's update later stretches the outer edges to its own three regions and fills
- * any hole, keeping the pieces. Pure. */
+ * any hole, keeping the pieces.
+ *
+ * Later, a region that is oversized (damon_aggr_size_add()) or warm and large
+ * (damon_region_zoom()) has its span remembered, and the process is cut again at once: those
+ * spans into DAMON_ZOOM_PIECES pieces each, the rest of its ranges whole, which DAMON's commit
+ * keeps as it has them (damon_cut_spans()). At most every DAMON_RECUT_MS a process. Pure. */
 #ifndef PGHOTD_DAMON_REGIONS_H
 #define PGHOTD_DAMON_REGIONS_H
 
@@ -21,11 +27,14 @@
 
 /* A region this many times DAMON's merge limit (the regions' total size / min_regions) did
  * not come from merges: DAMON filled a hole or stretched an edge with it when the process
- * mapped more after its cut (at least DAMON_OVERSIZED_MIN bytes). Its target is cut again,
- * at most every DAMON_RECUT_MS. */
+ * mapped more after its cut (at least DAMON_OVERSIZED_MIN bytes). Such a region, and a warm
+ * one DAMON_ZOOM_TIMES a 1024th of the memory, are cut. */
 #define DAMON_OVERSIZED_TIMES 16
 #define DAMON_OVERSIZED_MIN   (UINT64_C(8) << 20)
 #define DAMON_RECUT_MS	      10000
+#define DAMON_ZOOM_TIMES      4
+#define DAMON_ZOOM_PIECES     64
+#define DAMON_ZOOM_MAX	      16 /* spans of a target remembered for its next cut */
 
 /* A process with more VMAs than this is not cut (reading its maps would hold the source's
  * thread: 65,000 lines take seconds in the emulator): it starts with DAMON's three regions. */
@@ -64,5 +73,20 @@ struct damon_region;
  * aggregation (false until one was seen). Pure. */
 bool damon_aggr_size_add(struct damon_aggr_size *a, const struct pghotd_config *cfg,
 			 const struct damon_region *r, uint64_t time_ns);
+/* True when the region is worth cutting finer: accessed in some of its samples but not hot
+ * (hot data, a 2 MiB unit say, inside a region mostly cold: DAMON's random splits took 4.5 to
+ * 19 s to isolate such units in 4 GiB at the shipped bounds), and at least DAMON_ZOOM_TIMES
+ * the size of a piece of the last whole aggregation's memory cut into DAMON_INIT_REGIONS_MAX
+ * (and DAMON_OVERSIZED_MIN). It is cut into DAMON_ZOOM_PIECES; DAMON merges the cold pieces
+ * back at its next aggregations, so the regions, and the kdamond's work, return to what they
+ * were but around the hot data. Pure. */
+bool damon_region_zoom(const struct damon_aggr_size *a, const struct pghotd_config *cfg,
+		       const struct damon_region *r);
+/* The ranges r[0..n) (address order) as ranges again, with the spans z[0..nz) (address order,
+ * not overlapping) cut into `pieces` pieces each (page aligned, one page at least) where they
+ * fall within r; the rest of r stays whole, so DAMON keeps the regions it has there. Written
+ * to out (at most cap; what does not fit is left out, 0 then). Pure. */
+size_t damon_cut_spans(const struct damon_range *r, size_t n, const struct damon_range *z,
+		       size_t nz, uint32_t pieces, struct damon_range *out, size_t cap);
 
 #endif

@@ -30,8 +30,10 @@ struct target {
 	struct damon_feed_proc p;
 	int fd; /* its pagemap, -1 until first needed */
 	const char *procfs_root;
-	bool recut;		/* an oversized region seen: cut it again at the next refresh */
+	bool recut; /* an oversized or zoom region seen: cut it again at the next refresh */
 	uint64_t recut_after_ms; /* not cut again before */
+	struct damon_range zoom[DAMON_ZOOM_MAX]; /* the spans to cut (damon_region_zoom()) */
+	size_t nzoom;
 };
 
 struct region_rec {
@@ -224,11 +226,30 @@ static int refresh(struct damon_source *s, const struct pghotd_config *cfg)
 	return r;
 }
 
+static int range_cmp(const void *a, const void *b)
+{
+	const struct damon_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Remembers the region's span for the target's next cut, unless it overlaps one it has. */
+static void zoom_add(struct target *t, const struct damon_region *r)
+{
+	for (size_t i = 0; i < t->nzoom; i++)
+		if (r->start < t->zoom[i].end && t->zoom[i].start < r->end)
+			return;
+	if (t->nzoom < DAMON_ZOOM_MAX)
+		t->zoom[t->nzoom++] = (struct damon_range){r->start, r->end};
+	t->recut = true;
+}
+
 /* The regions of the targets new to the running kdamond (damon_regions.h): the cut of its
- * start, DAMON_INIT_REGIONS_MAX in all, the first new targets first. A target whose maps
+ * start (min_regions pieces); and of the targets marked to be cut again: their remembered
+ * spans in DAMON_ZOOM_PIECES each, the rest whole; DAMON_INIT_REGIONS_MAX in all, the first targets first. A target whose maps
  * cannot be read (it exited: the commit will say so), or hold more than DAMON_CUT_VMAS_MAX
- * VMAs, starts with DAMON's three regions. The
- * ranges go to *buf (freed by the caller); NULL when there is none to give. */
+ * VMAs, keeps DAMON's regions. The ranges go to *buf (freed by the caller); NULL when there
+ * is none to give. */
 static struct damon_ranges *init_regions(struct damon_source *s, const struct pghotd_config *cfg,
 					 const struct target *t, size_t n,
 					 struct damon_range **buf)
@@ -250,10 +271,8 @@ static struct damon_ranges *init_regions(struct damon_source *s, const struct pg
 		return NULL;
 	}
 	for (size_t i = 0; i < n && left > 0; i++) {
+		size_t j = target_find(s->tg, s->ntg, t[i].p.pid), k;
 		uint32_t want = cfg->sources.damon.min_regions;
-		size_t k;
-
-		size_t j = target_find(s->tg, s->ntg, t[i].p.pid);
 
 		if (j < s->ntg && !s->tg[j].recut)
 			continue;
@@ -265,9 +284,24 @@ static struct damon_ranges *init_regions(struct damon_source *s, const struct pg
 		k = damon_three_ranges(s->vmas.v, s->vmas.n, three);
 		if (want > left)
 			want = (uint32_t)left;
-		k = damon_cut_ranges(three, k, want, *buf + used, left);
+		if (j < s->ntg) { /* cut again: the spans only */
+			struct target *o = &s->tg[j];
+
+			/* As many pieces a span as fit: each span and the range around it. */
+			size_t fit = o->nzoom ? (left - 3 - 2 * o->nzoom) / o->nzoom : 1;
+
+			qsort(o->zoom, o->nzoom, sizeof(o->zoom[0]), range_cmp);
+			k = left < 3 + 3 * o->nzoom
+				? 0
+				: damon_cut_spans(three, k, o->zoom, o->nzoom,
+						  fit < DAMON_ZOOM_PIECES ? (uint32_t)fit
+									  : DAMON_ZOOM_PIECES,
+						  *buf + used, left);
+		} else {
+			k = damon_cut_ranges(three, k, want, *buf + used, left);
+		}
 		init[i] = (struct damon_ranges){.r = *buf + used, .n = k};
-		log_debug("damon: target %d starts with %zu regions", (int)t[i].p.pid, k);
+		log_debug("damon: target %d cut into %zu regions", (int)t[i].p.pid, k);
 		used += k, left -= k;
 	}
 	return init;
@@ -415,9 +449,10 @@ static void feed_regions(struct damon_source *s, const struct pghotd_config *cfg
 			int64_t h = procs_handle(s->d.procs, t->p.pid);
 			t->p.proc = h > 0 ? (uint32_t)h : 0;
 		}
-		if (damon_aggr_size_add(&s->size, cfg, &s->reg[i].r, s->reg[i].time_ns) &&
+		if ((damon_aggr_size_add(&s->size, cfg, &s->reg[i].r, s->reg[i].time_ns) ||
+		     damon_region_zoom(&s->size, cfg, &s->reg[i].r)) &&
 		    now_ms >= t->recut_after_ms)
-			t->recut = true;
+			zoom_add(t, &s->reg[i].r);
 		f.ctx = t;
 		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns);
 		r = damon_feed_region(&f, &t->p, &s->reg[i].r, budget);
@@ -427,6 +462,14 @@ static void feed_regions(struct damon_source *s, const struct pghotd_config *cfg
 			break;
 	}
 	s->nreg = 0;
+}
+
+static bool recut_pending(const struct damon_source *s)
+{
+	for (size_t i = 0; i < s->ntg; i++)
+		if (s->tg[i].recut)
+			return true;
+	return false;
 }
 
 static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring_counts *total)
@@ -439,10 +482,18 @@ static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring
 	if (!cfg)
 		return;
 	feed_regions(s, cfg, now);
-	if (now / 1000000 >= s->next_refresh_ms) {
+	/* A target to cut again is cut at once (each at most every DAMON_RECUT_MS). */
+	if (now / 1000000 >= s->next_refresh_ms || recut_pending(s)) {
 		s->next_refresh_ms = now / 1000000 + DAMON_REFRESH_MS;
 		refresh(s, cfg);
 		kdamond_follow(s);
+		/* Left marked only when the commit failed: not again before the pace allows. */
+		for (size_t i = 0; i < s->ntg; i++)
+			if (s->tg[i].recut) {
+				s->tg[i].recut = false;
+				s->tg[i].nzoom = 0;
+				s->tg[i].recut_after_ms = now / 1000000 + DAMON_RECUT_MS;
+			}
 	}
 }
 

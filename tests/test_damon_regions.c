@@ -98,12 +98,69 @@ static void oversized_is_sixteen_times_the_merge_limit_of_the_last_aggregation(v
 	config_free(cfg);
 }
 
+static void zoom_is_a_large_warm_region_not_a_hot_or_idle_one(void **state)
+{
+	struct pghotd_config *cfg;
+	struct damon_aggr_size a = {0};
+	struct damon_region r = rg(41 * M);
+
+	(void)state;
+	assert_int_equal(config_new_defaults(&cfg), 0);
+	cfg->sources.damon.sample_us = 5000; /* 20 samples an aggregation */
+	cfg->sources.damon.aggr_us = 100000;
+	cfg->sources.damon.min_regions = 100;
+	cfg->sources.damon.max_regions = 1000;
+	r.nr_accesses = 1;
+	assert_false(damon_region_zoom(&a, cfg, &r)); /* no whole aggregation seen */
+	a.last = UINT64_C(4096) * M;		      /* 4 GiB: pieces of 4 MiB */
+	assert_true(damon_region_zoom(&a, cfg, &r));
+	r.nr_accesses = 0; /* idle */
+	assert_false(damon_region_zoom(&a, cfg, &r));
+	r.nr_accesses = 10; /* hot */
+	assert_false(damon_region_zoom(&a, cfg, &r));
+	r = rg(12 * M); /* under four pieces */
+	r.nr_accesses = 1;
+	assert_false(damon_region_zoom(&a, cfg, &r));
+	config_free(cfg);
+}
+
+static void cut_spans_cuts_the_spans_and_leaves_the_rest_whole(void **state)
+{
+	/* Two ranges; a span inside the first, one across the gap into the second, one in the
+	 * gap only. */
+	const struct damon_range r[] = {{0x100000, 0x900000}, {0x1000000, 0x1800000}};
+	const struct damon_range z[] = {
+	    {0x200000, 0x400000}, {0x800000, 0x1100000}, {0x1200000, 0x1200000}};
+	struct damon_range out[64];
+	size_t n = damon_cut_spans(r, 2, z, 2, 4, out, 64);
+
+	(void)state;
+	/* [1M,2M) whole, [2M,4M) in 4, [4M,8M) whole, [8M,9M) in 4; [16M,17M) in 4, [17M,24M)
+	 * whole. */
+	assert_int_equal(n, 1 + 4 + 1 + 4 + 4 + 1);
+	assert_true(out[0].start == 0x100000 && out[0].end == 0x200000);
+	assert_true(out[1].start == 0x200000 && out[1].end == 0x280000);
+	assert_true(out[4].end == 0x400000);
+	assert_true(out[5].start == 0x400000 && out[5].end == 0x800000);
+	assert_true(out[6].start == 0x800000 && out[9].end == 0x900000);
+	assert_true(out[10].start == 0x1000000 && out[13].end == 0x1100000);
+	assert_true(out[14].start == 0x1100000 && out[14].end == 0x1800000);
+	for (size_t i = 1; i < n; i++)
+		assert_true(out[i].start == out[i - 1].end || out[i].start == 0x1000000);
+	/* No span: the ranges as they are; no room: nothing. */
+	assert_int_equal(damon_cut_spans(r, 2, z, 0, 4, out, 64), 2);
+	assert_true(out[0].start == r[0].start && out[1].end == r[1].end);
+	assert_int_equal(damon_cut_spans(r, 2, z, 2, 4, out, 5), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(three_ranges_leave_out_the_two_largest_gaps),
 	    cmocka_unit_test(cut_gives_pieces_of_one_size_and_every_range_one),
 	    cmocka_unit_test(oversized_is_sixteen_times_the_merge_limit_of_the_last_aggregation),
+	    cmocka_unit_test(zoom_is_a_large_warm_region_not_a_hot_or_idle_one),
+	    cmocka_unit_test(cut_spans_cuts_the_spans_and_leaves_the_rest_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
