@@ -138,3 +138,14 @@ bool damon_region_zoom(const struct damon_aggr_size *a, const struct pghotd_conf
 	       size >= DAMON_OVERSIZED_MIN &&
 	       size >= DAMON_ZOOM_TIMES * (a->last / DAMON_INIT_REGIONS_MAX);
 }
+
+uint32_t damon_zoom_pieces(size_t nzoom, size_t room)
+{
+	size_t fit;
+
+	/* Beside each span at most one whole range, and the three ranges' last parts. */
+	if (nzoom == 0 || room < 3 + 3 * nzoom)
+		return 0;
+	fit = (room - 3 - nzoom) / nzoom;
+	return fit < DAMON_ZOOM_PIECES ? (uint32_t)fit : DAMON_ZOOM_PIECES;
+}

@@ -73,6 +73,9 @@ struct damon_region;
  * aggregation (false until one was seen). Pure. */
 bool damon_aggr_size_add(struct damon_aggr_size *a, const struct pghotd_config *cfg,
 			 const struct damon_region *r, uint64_t time_ns);
+/* Pieces a span for a cut of nzoom spans into room regions: DAMON_ZOOM_PIECES, or fewer so
+ * that every span and the whole ranges beside them fit; 0 when not even two a span do. */
+uint32_t damon_zoom_pieces(size_t nzoom, size_t room);
 /* True when the region is worth cutting finer: accessed in some of its samples but not hot
  * (hot data, a 2 MiB unit say, inside a region mostly cold: DAMON's random splits took 4.5 to
  * 19 s to isolate such units in 4 GiB at the shipped bounds), and at least DAMON_ZOOM_TIMES

@@ -287,16 +287,12 @@ static struct damon_ranges *init_regions(struct damon_source *s, const struct pg
 		if (j < s->ntg) { /* cut again: the spans only */
 			struct target *o = &s->tg[j];
 
-			/* As many pieces a span as fit: each span and the range around it. */
-			size_t fit = o->nzoom ? (left - 3 - 2 * o->nzoom) / o->nzoom : 1;
+			uint32_t pieces = damon_zoom_pieces(o->nzoom, left);
 
 			qsort(o->zoom, o->nzoom, sizeof(o->zoom[0]), range_cmp);
-			k = left < 3 + 3 * o->nzoom
-				? 0
-				: damon_cut_spans(three, k, o->zoom, o->nzoom,
-						  fit < DAMON_ZOOM_PIECES ? (uint32_t)fit
-									  : DAMON_ZOOM_PIECES,
-						  *buf + used, left);
+			k = pieces ? damon_cut_spans(three, k, o->zoom, o->nzoom, pieces,
+						     *buf + used, left)
+				   : 0;
 		} else {
 			k = damon_cut_ranges(three, k, want, *buf + used, left);
 		}

@@ -147,6 +147,12 @@ static void cut_spans_cuts_the_spans_and_leaves_the_rest_whole(void **state)
 	assert_true(out[14].start == 0x1100000 && out[14].end == 0x1800000);
 	for (size_t i = 1; i < n; i++)
 		assert_true(out[i].start == out[i - 1].end || out[i].start == 0x1000000);
+	/* The pieces a span as room allows. */
+	assert_int_equal(damon_zoom_pieces(2, 1024), DAMON_ZOOM_PIECES);
+	assert_int_equal(damon_zoom_pieces(16, 1024), 62); /* (1024 - 3 - 16) / 16 */
+	assert_int_equal(damon_zoom_pieces(2, 9), 2);
+	assert_int_equal(damon_zoom_pieces(2, 8), 0);
+	assert_int_equal(damon_zoom_pieces(0, 1024), 0);
 	/* No span: the ranges as they are; no room: nothing. */
 	assert_int_equal(damon_cut_spans(r, 2, z, 0, 4, out, 64), 2);
 	assert_true(out[0].start == r[0].start && out[1].end == r[1].end);
