@@ -43,6 +43,11 @@ bool damon_region_cold(const struct pghotd_config *cfg, const struct damon_regio
 	return r->nr_accesses == 0 && region_age_ms(cfg, r) >= config_demotion_exchange_ms(cfg);
 }
 
+uint64_t damon_aggr_span_ns(const struct pghotd_config *cfg)
+{
+	return (uint64_t)cfg->sources.damon.aggr_us * 1000 / 2;
+}
+
 void damon_cold_pass_start(struct damon_cold_pass *c)
 {
 	c->due = true;
@@ -52,7 +57,7 @@ bool damon_cold_pass_covers(struct damon_cold_pass *c, const struct pghotd_confi
 			    uint64_t time_ns)
 {
 	if (c->due) {
-		c->end_ns = time_ns + (uint64_t)cfg->sources.damon.aggr_us * 1000 / 2;
+		c->end_ns = time_ns + damon_aggr_span_ns(cfg);
 		c->due = false;
 	}
 	return time_ns < c->end_ns;

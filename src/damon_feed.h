@@ -69,11 +69,14 @@ struct damon_feed_proc {
 	int cpu, node; /* where it last ran, -1 unknown: the events' accessing CPU */
 };
 
+/* Pure: how long after an aggregation's first record its last one may come (DAMON writes
+ * one aggregation's records at once): half an aggregation interval. */
+uint64_t damon_aggr_span_ns(const struct pghotd_config *cfg);
+
 /* A cold pass (cold pages looked for in every region) covers one whole aggregation, whose
  * records may come over several drains: the ring wakes the reader at a quarter full, and an
  * aggregation of a few thousand regions fills it more than once. From the first record after
- * damon_cold_pass_start() until half an aggregation interval later (DAMON writes one
- * aggregation's records at once), and no further. Pure; zeroed, no pass is under way. */
+ * damon_cold_pass_start() until damon_aggr_span_ns() later, and no further. Pure; zeroed, no pass is under way. */
 struct damon_cold_pass {
 	uint64_t end_ns; /* records before this belong to the pass */
 	bool due;	 /* started; the next record opens it */

@@ -40,49 +40,6 @@ size_t damon_three_ranges(const struct abit_vma *v, size_t n, struct damon_range
 	return k;
 }
 
-size_t damon_cut_ranges(const struct damon_range *r, size_t n, uint32_t want,
-			struct damon_range *out, size_t cap)
-{
-	uint64_t total = 0, sz;
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++)
-		total += r[i].end - r[i].start;
-	sz = want ? total / want : total;
-	sz -= sz % PAGE;
-	if (sz < PAGE)
-		sz = PAGE;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t len = r[i].end - r[i].start, pieces = len / sz ? len / sz : 1;
-		uint64_t step = len / pieces;
-
-		step -= step % PAGE;
-		if (k + pieces > cap)
-			break;
-		for (uint64_t j = 0; j < pieces; j++)
-			out[k++] = (struct damon_range){
-			    r[i].start + j * step,
-			    j + 1 == pieces ? r[i].end : r[i].start + (j + 1) * step};
-	}
-	return k;
-}
-
-bool damon_aggr_size_add(struct damon_aggr_size *a, const struct pghotd_config *cfg,
-			 const struct damon_region *r, uint64_t time_ns)
-{
-	uint64_t size = r->end > r->start ? r->end - r->start : 0, limit;
-
-	if (time_ns >= a->end_ns) {
-		if (a->end_ns)
-			a->last = a->sum;
-		a->sum = 0;
-		a->end_ns = time_ns + (uint64_t)cfg->sources.damon.aggr_us * 1000 / 2;
-	}
-	a->sum += size;
-	limit = a->last / (cfg->sources.damon.min_regions ? cfg->sources.damon.min_regions : 1);
-	return a->last && size >= DAMON_OVERSIZED_MIN && size > DAMON_OVERSIZED_TIMES * limit;
-}
-
 /* Appends [a, b) cut into pieces (or whole with pieces 1); false when out is full. */
 static bool put_cut(struct damon_range *out, size_t cap, size_t *k, uint64_t a, uint64_t b,
 		    uint64_t pieces)
@@ -99,6 +56,44 @@ static bool put_cut(struct damon_range *out, size_t cap, size_t *k, uint64_t a, 
 		    (struct damon_range){a + j * step, j + 1 == pieces ? b : a + (j + 1) * step};
 	}
 	return true;
+}
+
+size_t damon_cut_ranges(const struct damon_range *r, size_t n, uint32_t want,
+			struct damon_range *out, size_t cap)
+{
+	uint64_t total = 0, sz;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += r[i].end - r[i].start;
+	sz = want ? total / want : total;
+	sz -= sz % PAGE;
+	if (sz < PAGE)
+		sz = PAGE;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t len = r[i].end - r[i].start, pieces = len / sz ? len / sz : 1;
+
+		if (k + pieces > cap)
+			break;
+		put_cut(out, cap, &k, r[i].start, r[i].end, pieces);
+	}
+	return k;
+}
+
+bool damon_aggr_size_add(struct damon_aggr_size *a, const struct pghotd_config *cfg,
+			 const struct damon_region *r, uint64_t time_ns)
+{
+	uint64_t size = r->end > r->start ? r->end - r->start : 0, limit;
+
+	if (time_ns >= a->end_ns) {
+		if (a->end_ns)
+			a->last = a->sum;
+		a->sum = 0;
+		a->end_ns = time_ns + damon_aggr_span_ns(cfg);
+	}
+	a->sum += size;
+	limit = a->last / (cfg->sources.damon.min_regions ? cfg->sources.damon.min_regions : 1);
+	return a->last && size >= DAMON_OVERSIZED_MIN && size > DAMON_OVERSIZED_TIMES * limit;
 }
 
 size_t damon_cut_spans(const struct damon_range *r, size_t n, const struct damon_range *z,

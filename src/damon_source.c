@@ -30,9 +30,9 @@ struct target {
 	struct damon_feed_proc p;
 	int fd; /* its pagemap, -1 until first needed */
 	const char *procfs_root;
-	bool recut; /* an oversized or zoom region seen: cut it again at the next refresh */
 	uint64_t recut_after_ms; /* not cut again before */
-	struct damon_range zoom[DAMON_ZOOM_MAX]; /* the spans to cut (damon_region_zoom()) */
+	/* Spans of oversized or zoom regions (damon_region_zoom()): cut at the next refresh. */
+	struct damon_range zoom[DAMON_ZOOM_MAX];
 	size_t nzoom;
 };
 
@@ -241,7 +241,6 @@ static void zoom_add(struct target *t, const struct damon_region *r)
 			return;
 	if (t->nzoom < DAMON_ZOOM_MAX)
 		t->zoom[t->nzoom++] = (struct damon_range){r->start, r->end};
-	t->recut = true;
 }
 
 /* The regions of the targets new to the running kdamond (damon_regions.h): the cut of its
@@ -274,7 +273,7 @@ static struct damon_ranges *init_regions(struct damon_source *s, const struct pg
 		size_t j = target_find(s->tg, s->ntg, t[i].p.pid), k;
 		uint32_t want = cfg->sources.damon.min_regions;
 
-		if (j < s->ntg && !s->tg[j].recut)
+		if (j < s->ntg && !s->tg[j].nzoom)
 			continue;
 		snprintf(path, sizeof(path), "%s/%d/maps", s->d.procfs_root, (int)t[i].p.pid);
 		s->vmas.all = true;
@@ -321,7 +320,7 @@ static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 
 		if (j < s->ntg) {
 			t[i].recut_after_ms = s->tg[j].recut_after_ms;
-			recut |= s->tg[j].recut;
+			recut |= s->tg[j].nzoom > 0;
 		}
 	}
 	if (same_pids(t, n, s->tg, s->ntg) && !memcmp(&a, &s->attrs, sizeof(a)) &&
@@ -463,7 +462,7 @@ static void feed_regions(struct damon_source *s, const struct pghotd_config *cfg
 static bool recut_pending(const struct damon_source *s)
 {
 	for (size_t i = 0; i < s->ntg; i++)
-		if (s->tg[i].recut)
+		if (s->tg[i].nzoom)
 			return true;
 	return false;
 }
@@ -485,8 +484,7 @@ static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring
 		kdamond_follow(s);
 		/* Left marked only when the commit failed: not again before the pace allows. */
 		for (size_t i = 0; i < s->ntg; i++)
-			if (s->tg[i].recut) {
-				s->tg[i].recut = false;
+			if (s->tg[i].nzoom) {
 				s->tg[i].nzoom = 0;
 				s->tg[i].recut_after_ms = now / 1000000 + DAMON_RECUT_MS;
 			}
