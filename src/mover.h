@@ -178,7 +178,8 @@ struct topology *mover_topo(const struct mover *m, const struct pghotd_config *c
 /* Reads free memory once per interval; resumes paused nodes that have room again, and sets
  * what each fast node lends. */
 void mover_refresh_free_once(struct mover *m, const struct pghotd_config *cfg);
-/* Node n is present, not paused and has min_free_percent free (or an unknown size). */
+/* Node n is present, not paused and has min_free_percent free (or an unknown size), and more
+ * than its kernel mark (topo_node.mem_mark). */
 bool mover_node_has_room(const struct mover *m, const struct pghotd_config *cfg, int n);
 /* Room an exchange made on node n for promotion, while it lasts. */
 bool mover_exchange_room(const struct mover *m, int n);

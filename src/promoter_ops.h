@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "config.h"
+
 struct topology;
 
 /* The promoter family's sizes, here in its lowest header so every module of it sees them. */
@@ -56,7 +58,14 @@ struct promoter_sys {
 	cpu_set_t anywhere;   /* the thread's own CPU mask before its first run_near */
 	bool anywhere_saved;
 	int pinned_cpu; /* the CPU run_near holds the thread on, -1 none */
+	/* Each node's kernel mark in bytes (zoneinfo.h), read from <root>/zoneinfo by
+	 * refresh_free at most every PROMOTER_MARKS_MS (a large machine's file is long; watermark
+	 * boosts decay over seconds), and when it was read (0: never). */
+	uint64_t marks[CONFIG_MAX_NODES];
+	uint64_t marks_ms;
+	bool marks_failed; /* the last read failed, and said so */
 };
+#define PROMOTER_MARKS_MS 1000
 
 /* Any thread, before the context's first use. procfs_root NULL: "/proc". */
 void promoter_sys_init(struct promoter_sys *s, const char *procfs_root);
@@ -70,7 +79,8 @@ void promoter_sys_fini(struct promoter_sys *s);
  * promoter_sizes_by_kpageflags(); the first -ENOTTY ends the ioctl's tries) on older kernels;
  * when neither can be read (no CAP_SYS_ADMIN for PFNs), pages count as base pages. PTE-mapped
  * multi-size THP folios count as base pages too (an under-charge of the rate limit). run_near
- * reads the task's CPU from <root>/PID/stat. */
+ * reads the task's CPU from <root>/PID/stat. refresh_free reads each node's meminfo, and its
+ * kernel mark from <root>/zoneinfo (marks are 0, as when unknown, while it cannot be read). */
 extern const struct promoter_ops promoter_real_ops;
 
 /* The page-size lookup of kernels before 6.7, on pagemap_fd (a process's

@@ -13,9 +13,9 @@ struct topology *mover_topo(const struct mover *m, const struct pghotd_config *c
 }
 
 /* A fast node lends down to this fraction of its reserve (promotion.min_free_percent): 1% of
- * the node at the shipped 5%, about twice the kernel's high watermark on a 512 MiB node (0.5%;
- * min_free_kbytes grows with the square root of memory, so the share is smaller on larger
- * nodes), which the kernel's own tiering promotes down to. */
+ * the node at the shipped 5%, and never below the kernel's mark (zoneinfo.h), under which its
+ * own tiering stops promoting and, lower, its allocations fail (min_free_kbytes grows with the
+ * square root of memory, and THP raises it: 12 MiB of a 461 MiB node on Debian's 6.12). */
 #define LEND_FLOOR_DIV 5
 
 /* What fast node n lends this interval (an exchange that promotes first, as the kernel
@@ -38,7 +38,8 @@ static uint64_t lendable(const struct mover *m, const struct pghotd_config *cfg,
 		return 0;
 	reserve = t->node[n].mem_total / 100 * cfg->promotion.min_free_percent;
 	floor = reserve / LEND_FLOOR_DIV;
-	if (t->node[n].mem_free <= floor)
+	floor = floor > t->node[n].mem_mark ? floor : t->node[n].mem_mark;
+	if (t->node[n].mem_free <= floor || reserve <= floor)
 		return 0;
 	room = (t->node[n].mem_free < reserve ? t->node[n].mem_free : reserve) - floor;
 	cover = (uint64_t)cold_list_len(m->cold) * m->base_page;
@@ -86,7 +87,8 @@ bool mover_node_has_room(const struct mover *m, const struct pghotd_config *cfg,
 	/* A node whose size is unknown cannot be judged full. */
 	if (t->node[n].mem_total == 0)
 		return true;
-	return topology_free_percent(t, n) >= cfg->promotion.min_free_percent;
+	return topology_free_percent(t, n) >= cfg->promotion.min_free_percent &&
+	       t->node[n].mem_free > t->node[n].mem_mark;
 }
 
 /* Room of its own, room an exchange made, or room it lends (only fast nodes hold credit or

@@ -32,6 +32,9 @@ struct topo_node {
 	int nr_cpus;
 	uint64_t mem_total; /* bytes */
 	uint64_t mem_free;  /* bytes, as of the last refresh */
+	/* bytes: the free memory under which the node's kernel reclaims and no longer promotes
+	 * (zoneinfo.h); 0 when unknown. Set with the free memory by the promoter's refresh. */
+	uint64_t mem_mark;
 };
 
 struct topology {

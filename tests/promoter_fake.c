@@ -112,6 +112,7 @@ int fake_refresh_free(void *ctx, struct topology *t)
 
 	for (int n = 0; n < 3; n++) {
 		t->node[n].mem_free = t->node[n].mem_total * f->free_pct[n] / 100;
+		t->node[n].mem_mark = f->mark_pages[n] * BASE;
 		if (f->account)
 			t->node[n].mem_free += (uint64_t)f->moved_out[n];
 	}

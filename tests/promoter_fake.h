@@ -52,6 +52,7 @@ struct fake {
 	size_t esrch_from_call; /* esrch_move applies to move calls from this index on */
 	bool nomem[3];
 	unsigned free_pct[3];
+	uint64_t mark_pages[3]; /* each node's kernel mark (topo_node.mem_mark), in base pages */
 	/* Free memory follows the moves: bytes moved out of (in to) a node since the test began,
 	 * added to (taken from) what free_pct gives. */
 	bool account;

@@ -164,6 +164,48 @@ static void node_above_its_lending_floor_lends_and_is_paid_back(void **state)
 	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 5);
 }
 
+/* The kernel's mark (high watermarks, boost and lowmem reserve) above the lending floor: the
+ * node lends down to the mark only, as the kernel's own tiering promotes down to it. */
+static void node_lends_down_to_its_kernel_mark_not_below(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->fake.free_pct[0] = 9;   /* reserve 10 pages, floor 2 */
+	x->fake.mark_pages[0] = 6; /* the kernel's mark: lends 3 */
+	x->fake.free_pct[1] = 2;
+	for (int i = 0; i < 6; i++)
+		cold_page(x, 0x100000 + i * BASE, 0, 100 + i * 10);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(hot(x, x->self, 0x1000 + i * BASE, 0), 1);
+	assert_int_equal(run(x), 4);
+	assert_int_equal(x->fake.call_node[0], 0);
+	assert_int_equal(x->fake.call_size[0], 3);
+	assert_int_equal(x->fake.call_node[1], SLOW);
+	assert_int_equal(promoted_to(x, 0), 4);
+	assert_int_equal(promoter_deferred(x->p), 0);
+}
+
+/* A node above its reserve but not above its kernel mark has no room of its own and lends
+ * nothing: the trade goes down first. */
+static void node_at_its_kernel_mark_has_no_room_of_its_own(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->fake.free_pct[0] = 20;
+	x->fake.mark_pages[0] = 20;
+	x->fake.free_pct[1] = 2;
+	for (int i = 0; i < 6; i++)
+		cold_page(x, 0x100000 + i * BASE, 0, 100 + i * 10);
+	assert_int_equal(hot(x, x->self, 0x1000, 0), 1);
+	assert_int_equal(run(x), 1);
+	assert_int_equal(x->fake.call_node[0], SLOW);
+	assert_int_equal(x->fake.call_node[1], 0);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 1);
+	assert_int_equal(promoted_to(x, 0), 1);
+}
+
 /* A node just above its reserve: its own room first, then, in the same call, its loan; nothing
  * goes down before them, and only the loan is paid back. */
 static void node_above_its_reserve_lends_once_its_own_room_is_taken(void **state)
@@ -669,6 +711,8 @@ int main(void)
 	    T(node_above_its_lending_floor_lends_and_is_paid_back),
 	    T(node_above_its_reserve_lends_once_its_own_room_is_taken),
 	    T(loan_is_paid_back_once_no_hot_page_waits),
+	    T(node_lends_down_to_its_kernel_mark_not_below),
+	    T(node_at_its_kernel_mark_has_no_room_of_its_own),
 	    T(exchange_takes_pages_idle_for_the_window_the_free_target_waits),
 	    T(page_promoted_within_its_cooldown_is_not_demoted),
 	    T(hot_page_waits_two_scan_intervals_for_room_then_goes_back),

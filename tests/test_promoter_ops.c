@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "src/promoter_ops.h"
+#include "src/topology.h"
 
 #define BASE UINT64_C(4096)
 #define PID  4242 /* the process of the fixture procfs root */
@@ -146,11 +147,44 @@ static void real_ops_read_their_files_under_the_procfs_root(void **state)
 	rmdir(root);
 }
 
+/* refresh_free gives each node its kernel mark from <root>/zoneinfo with its free memory, in
+ * bytes; a root without the file leaves the marks unknown (0) and the refresh succeeds. */
+static void refresh_free_reads_the_kernel_marks_under_the_procfs_root(void **state)
+{
+	const char *fx = getenv("PGHOTD_FIXTURES");
+	char sysfs[PATH_MAX], procfs[PATH_MAX];
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct promoter_sys sys;
+	struct topology *t;
+
+	(void)state;
+	assert_non_null(fx);
+	snprintf(sysfs, sizeof(sysfs), "%s/sysfs-3node-cxl", fx);
+	snprintf(procfs, sizeof(procfs), "%s/procfs-zoneinfo", fx);
+	assert_int_equal(topology_load(sysfs, &t), 0);
+	promoter_sys_init(&sys, procfs);
+	assert_int_equal(promoter_real_ops.refresh_free(&sys, t), 0);
+	assert_int_equal(t->node[0].mem_mark, (32 + 446 + 2477) * page);
+	assert_int_equal(t->node[1].mem_mark, 506 * page);
+	assert_int_equal(t->node[2].mem_mark, 0);
+	assert_true(t->node[0].mem_free > 0);
+	promoter_sys_fini(&sys);
+
+	snprintf(procfs, sizeof(procfs), "%s/procfs-root", fx); /* no zoneinfo there */
+	promoter_sys_init(&sys, procfs);
+	assert_int_equal(promoter_real_ops.refresh_free(&sys, t), 0);
+	assert_int_equal(t->node[0].mem_mark, 0);
+	assert_true(sys.marks_failed);
+	promoter_sys_fini(&sys);
+	topology_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(kpageflags_lookup_sizes_pmd_aligned_thp_pages_only),
 	    cmocka_unit_test(real_ops_read_their_files_under_the_procfs_root),
+	    cmocka_unit_test(refresh_free_reads_the_kernel_marks_under_the_procfs_root),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

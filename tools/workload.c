@@ -123,6 +123,8 @@ struct wl {
 	double *zipf_cdf;
 	void **addrs;
 	int *status;
+	void **settle_addr; /* wl_settle(): the pages asked again, and their answers */
+	int *settle_status;
 	int8_t *last;	/* node of each page at the last sample (-1 none yet), for wl_track */
 	uint8_t *moves; /* moves seen per page */
 	struct wl_moves seen;
@@ -239,10 +241,12 @@ static int wl_alloc(struct wl *w)
 	w->zipf_cdf = calloc(w->nhot, sizeof(*w->zipf_cdf));
 	w->addrs = calloc(w->npages, sizeof(*w->addrs));
 	w->status = calloc(w->npages, sizeof(*w->status));
+	w->settle_addr = calloc(w->npages, sizeof(*w->settle_addr));
+	w->settle_status = calloc(w->npages, sizeof(*w->settle_status));
 	w->last = malloc(w->npages * sizeof(*w->last));
 	w->moves = calloc(w->npages, sizeof(*w->moves));
 	if (!w->order || !w->hot_page || (w->nhot && !w->zipf_cdf) || !w->addrs || !w->status ||
-	    !w->last || !w->moves)
+	    !w->settle_addr || !w->settle_status || !w->last || !w->moves)
 		return -ENOMEM;
 	memset(w->last, -1, w->npages * sizeof(*w->last));
 	for (size_t i = 0; i < w->npages; i++)
@@ -427,6 +431,32 @@ static unsigned long wl_thp_kib(const struct wl *w)
 	return smaps_kib;
 }
 
+/* The summary's pages that read as absent but were present before (-ENOENT: a migration
+ * entry, a page the kernel is moving right then: a promoter's move or compaction) asked
+ * again, every 10 ms for at most a second, so a move in flight at the last sample does not
+ * count as a page that left the fast node. */
+static void wl_settle(struct wl *w)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < w->npages; i++)
+			if (w->status[i] < 0 && w->last[i] >= 0)
+				w->settle_addr[n++] = w->addrs[i];
+		if (n == 0)
+			return;
+		usleep(10000);
+		if (syscall(SYS_move_pages, 0, n, w->settle_addr, NULL, w->settle_status, 0) < 0)
+			return;
+		n = 0;
+		for (size_t i = 0; i < w->npages; i++)
+			if (w->status[i] < 0 && w->last[i] >= 0)
+				w->status[i] = w->settle_status[n++];
+		wl_track(w->status, w->hot_page, w->npages, w->o.fast_node, w->last, w->moves,
+			 &w->seen);
+	}
+}
+
 /* One row of the time series; also notes when the phase's hot set first reaches 95%. */
 static void wl_sample(struct wl *w, double t, bool show)
 {
@@ -555,6 +585,7 @@ static void wl_loop(struct wl *w)
 	}
 	w->hot_only = false; /* the summary counts every page */
 	wl_sample(w, wl_now() - start, w->o.progress);
+	wl_settle(w);
 }
 
 /* Lists the current phase's hot pages that are not on the fast node: index, address, node
