@@ -118,7 +118,10 @@ static void zoom_is_a_large_warm_region_not_a_hot_or_idle_one(void **state)
 	assert_false(damon_region_zoom(&a, cfg, &r));
 	r.nr_accesses = 10; /* hot */
 	assert_false(damon_region_zoom(&a, cfg, &r));
-	r = rg(12 * M); /* under four pieces */
+	r = rg(8 * M); /* two pieces */
+	r.nr_accesses = 1;
+	assert_true(damon_region_zoom(&a, cfg, &r));
+	r = rg(6 * M); /* under two pieces */
 	r.nr_accesses = 1;
 	assert_false(damon_region_zoom(&a, cfg, &r));
 	config_free(cfg);
