@@ -15,7 +15,9 @@
  * Later, a region that is oversized (damon_aggr_size_add()) or warm and large
  * (damon_region_zoom()) has its span remembered, and the process is cut again at once: those
  * spans into DAMON_ZOOM_PIECES pieces each, the rest of its ranges whole, which DAMON's commit
- * keeps as it has them (damon_cut_spans()). At most every DAMON_RECUT_MS a process. Pure. */
+ * keeps as it has them (damon_cut_spans()). At most every DAMON_RECUT_MS a process, but the
+ * first right after the start's cut, which is coarse by design (min_regions pieces: 41 MiB
+ * in 4 GiB). Pure. */
 #ifndef PGHOTD_DAMON_REGIONS_H
 #define PGHOTD_DAMON_REGIONS_H
 
@@ -33,7 +35,8 @@
 #define DAMON_OVERSIZED_MIN   (UINT64_C(8) << 20)
 /* A hot unit not warm at a process's first cut waits for its next: at 10 s and 4 x, 95% of 13
  * units of 2 MiB in 4 GiB took 4.0-10.0 s (median 7.0, eight runs); at 3 s and 2 x, 5.0-7.0 s
- * (four runs); at 1.5 s, 5.0 and 5.5 s at more CPU (2026-12-06). */
+ * (four runs); at 1.5 s, 5.0 and 5.5 s at more CPU; at 3 s and 2 x with the first cut right
+ * after the start's, 2.5-6.0 s (median 3.25, four runs; 2026-12-06). */
 #define DAMON_RECUT_MS	      3000
 #define DAMON_ZOOM_TIMES      2
 #define DAMON_ZOOM_PIECES     64

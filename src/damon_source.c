@@ -338,9 +338,6 @@ static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 	for (size_t i = 0; i < n; i++)
 		pids[i] = t[i].p.pid;
 	init = init_regions(s, cfg, t, n, &ranges);
-	for (size_t i = 0; init && i < n; i++)
-		if (init[i].n)
-			t[i].recut_after_ms = clock_monotonic_ns() / 1000000 + DAMON_RECUT_MS;
 	r = damon_sysfs_set_targets(s->kd, &a, pids, init, n);
 	free(pids);
 	free(init);
