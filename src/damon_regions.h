@@ -6,11 +6,12 @@
  * finds (the address space less its two largest gaps), and only DAMON's random splits, two or
  * three ways once per aggregation, bring them down to the process's hot data (seven rounds
  * from 256 MiB to 2 MiB hot units: about 3 s at aggregations of 400 ms in scenario-fulldram on
- * Debian's kernel, 2026-12-06), where a start cuts them at once. So the source computes the
- * start's cut itself from the process's maps and writes it with the commit: the same three
- * ranges (from every VMA, as DAMON's), cut into pieces of one size so that there are about `want`
- * of them. DAMON's update later stretches the outer edges to its own three regions and fills
- * any hole, keeping the pieces.
+ * Debian's kernel, 2026-12-06), where a start cuts them at once. So the source cuts the
+ * process itself from its maps and writes the cut with the commit: the same three ranges
+ * (from every VMA, as DAMON's), cut into pieces of one size so that there are about `want` of
+ * them (max_regions: finer than a start's min_regions, which DAMON merges back where the
+ * pieces are alike). DAMON's update later stretches the outer edges to its own three regions
+ * and fills any hole, keeping the pieces.
  *
  * Later, a region that is oversized (damon_aggr_size_add()) or warm and large
  * (damon_region_zoom()) has its span remembered, and the process is cut again at once: those

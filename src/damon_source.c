@@ -243,8 +243,8 @@ static void zoom_add(struct target *t, const struct damon_region *r)
 		t->zoom[t->nzoom++] = (struct damon_range){r->start, r->end};
 }
 
-/* The regions of the targets new to the running kdamond (damon_regions.h): the cut of its
- * start (min_regions pieces); and of the targets marked to be cut again: their remembered
+/* The regions of the targets new to the running kdamond (damon_regions.h): max_regions pieces
+ * (a start's min_regions left hot units in 41 MiB regions of 4 GiB until a finer cut); and of the targets marked to be cut again: their remembered
  * spans in DAMON_ZOOM_PIECES each, the rest whole; DAMON_INIT_REGIONS_MAX in all, the first targets first. A target whose maps
  * cannot be read (it exited: the commit will say so), or hold more than DAMON_CUT_VMAS_MAX
  * VMAs, keeps DAMON's regions. The ranges go to *buf (freed by the caller); NULL when there
@@ -271,7 +271,7 @@ static struct damon_ranges *init_regions(struct damon_source *s, const struct pg
 	}
 	for (size_t i = 0; i < n && left > 0; i++) {
 		size_t j = target_find(s->tg, s->ntg, t[i].p.pid), k;
-		uint32_t want = cfg->sources.damon.min_regions;
+		uint32_t want = cfg->sources.damon.max_regions;
 
 		if (j < s->ntg && !s->tg[j].nzoom)
 			continue;
