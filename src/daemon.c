@@ -129,6 +129,8 @@ static int preflight(const struct options *opt, const struct pghotd_config *cfg,
 		engine_probe_perf(&(struct engine_env){.sysfs_root = opt->sysfs_root,
 						       .procfs_root = opt->procfs_root},
 				  cfg, &res);
+	if (cfg->topo) /* the kernel's marks beside each node's free memory */
+		(void)topology_read_marks(cfg->topo, opt->procfs_root);
 	probe_describe(&res, cfg->topo, probe_line, f);
 	if (out)
 		*out = res;

@@ -15,7 +15,6 @@
 #include "procfs.h"
 #include "promoter_ops.h"
 #include "topology.h"
-#include "zoneinfo.h"
 
 void promoter_sys_init(struct promoter_sys *s, const char *procfs_root)
 {
@@ -96,34 +95,27 @@ static uint64_t real_now_ms(void *ctx)
 	return clock_monotonic_ms();
 }
 
-/* Each node's kernel mark, re-read at most every PROMOTER_MARKS_MS; a failure says so once
- * and leaves the marks unknown (0) until a read succeeds. */
-static void refresh_marks(struct promoter_sys *s, uint64_t now)
+/* Each node's kernel mark, re-read at most every PROMOTER_MARKS_MS (kept in s between reads);
+ * a failure says so once and leaves the marks unknown (0) until a read succeeds. */
+static void refresh_marks(struct promoter_sys *s, struct topology *t, uint64_t now)
 {
-	uint64_t pages[CONFIG_MAX_NODES] = {0};
-	char path[PATH_MAX];
-	long page = sysconf(_SC_PAGESIZE);
 	int r;
 
-	if (s->marks_ms && now < s->marks_ms + PROMOTER_MARKS_MS)
-		return;
-	s->marks_ms = now ? now : 1;
-	r = snprintf(path, sizeof(path), "%s/zoneinfo", s->procfs_root);
-	r = r < 0 || (size_t)r >= sizeof(path) ? -ENAMETOOLONG
-					       : zoneinfo_read_marks(path, pages, CONFIG_MAX_NODES);
-	if (r < 0) {
-		if (!s->marks_failed)
-			log_warning_errno(r, "cannot read %s: promotions and loans may take nodes "
-					     "below the kernel's watermarks",
-					  path);
-		s->marks_failed = true;
-		memset(s->marks, 0, sizeof(s->marks));
+	if (s->marks_ms && now < s->marks_ms + PROMOTER_MARKS_MS) {
+		for (int n = 0; n < t->nr_nodes && n < CONFIG_MAX_NODES; n++)
+			t->node[n].mem_mark = s->marks[n];
 		return;
 	}
-	s->marks_failed = false;
+	s->marks_ms = now ? now : 1;
+	r = topology_read_marks(t, s->procfs_root);
+	if (r < 0 && !s->marks_failed)
+		log_warning_errno(r,
+				  "cannot read %s/zoneinfo: promotions and loans may take nodes "
+				  "below the kernel's watermarks",
+				  s->procfs_root);
+	s->marks_failed = r < 0;
 	for (int n = 0; n < CONFIG_MAX_NODES; n++)
-		s->marks[n] = pages[n] > UINT64_MAX / (uint64_t)page ? UINT64_MAX
-								    : pages[n] * (uint64_t)page;
+		s->marks[n] = t->node[n].mem_mark;
 }
 
 static int real_refresh_free(void *ctx, struct topology *t)
@@ -133,9 +125,7 @@ static int real_refresh_free(void *ctx, struct topology *t)
 
 	if (r < 0)
 		return r;
-	refresh_marks(s, clock_monotonic_ms());
-	for (int n = 0; n < t->nr_nodes && n < CONFIG_MAX_NODES; n++)
-		t->node[n].mem_mark = s->marks[n];
+	refresh_marks(s, t, clock_monotonic_ms());
 	return 0;
 }
 

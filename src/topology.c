@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "zoneinfo.h"
 
 #define NODE_DIR   "devices/system/node"
 #define TIER_DIR   "devices/virtual/memory_tiering"
@@ -717,6 +718,22 @@ int topology_read_meminfo(const struct topology *t, int n, uint64_t *total, uint
 	return r < 0 ? r : topo_parse_meminfo(buf, n, total, free_b);
 }
 
+int topology_read_marks(struct topology *t, const char *procfs_root)
+{
+	uint64_t pages[TOPO_MAX_NODES] = {0};
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	char path[PATH_MAX];
+	int r = snprintf(path, sizeof(path), "%s/zoneinfo", procfs_root);
+
+	r = r < 0 || (size_t)r >= sizeof(path) ? -ENAMETOOLONG
+					       : zoneinfo_read_marks(path, pages, TOPO_MAX_NODES);
+	for (int n = 0; n < TOPO_MAX_NODES; n++)
+		t->node[n].mem_mark = r < 0			     ? 0
+				      : pages[n] > UINT64_MAX / page ? UINT64_MAX
+								     : pages[n] * page;
+	return r;
+}
+
 int topology_refresh_free(struct topology *t)
 {
 	uint64_t total[TOPO_MAX_NODES], free_b[TOPO_MAX_NODES];
@@ -839,7 +856,7 @@ static void topo_format_cpus(const struct topology *t, int node, char *buf, size
 static void topo_describe_node(const struct topology *t, int n, char *line, size_t size)
 {
 	const struct topo_node *tn = &t->node[n];
-	char cpus[256], tier[32];
+	char cpus[256], tier[32], mark[48] = "";
 	int len;
 
 	topo_format_cpus(t, n, cpus, sizeof(cpus));
@@ -847,12 +864,14 @@ static void topo_describe_node(const struct topology *t, int n, char *line, size
 		snprintf(tier, sizeof(tier), "tier %d", tn->tier);
 	else
 		snprintf(tier, sizeof(tier), "no tier");
+	if (tn->mem_mark)
+		snprintf(mark, sizeof(mark), ", kernel keeps %" PRIu64 " MiB", tn->mem_mark >> 20);
 	len = snprintf(
-	    line, size, "node %d: %s, %s, cpus %s, %" PRIu64 " MiB, %u%% free, distances", n,
+	    line, size, "node %d: %s, %s, cpus %s, %" PRIu64 " MiB, %u%% free%s, distances", n,
 	    tn->slow			  ? "slow"
 	    : topology_node_is_fast(t, n) ? "fast"
 					  : "no memory",
-	    tier, cpus[0] ? cpus : "none", tn->mem_total >> 20, topology_free_percent(t, n));
+	    tier, cpus[0] ? cpus : "none", tn->mem_total >> 20, topology_free_percent(t, n), mark);
 	for (int m = 0; m < t->nr_nodes && len > 0 && (size_t)len < size; m++)
 		if (t->node[m].present)
 			len += snprintf(line + len, size - (size_t)len, " %u", t->distance[n][m]);

@@ -67,6 +67,9 @@ int topology_apply_config(struct topology *t, const struct pghotd_config *cfg);
 /* Reads node n's nodeN/meminfo MemTotal and MemFree, in bytes, leaving t as it is (for a
  * thread other than the one that refreshes t). -errno. */
 int topology_read_meminfo(const struct topology *t, int n, uint64_t *total, uint64_t *free_b);
+/* Sets each node's mem_mark, in bytes, from <procfs_root>/zoneinfo (zoneinfo.h). On -errno
+ * (not logged) every mark is 0, as unknown. */
+int topology_read_marks(struct topology *t, const char *procfs_root);
 /* Re-reads nodeN/meminfo MemFree and MemTotal. All or nothing: on -errno no node changes.
  * Does not log (called periodically; the caller decides how loud a failure is). */
 int topology_refresh_free(struct topology *t);

@@ -584,6 +584,32 @@ static void describe_names_tier_source_and_each_node(void **state)
 	topology_free(t);
 }
 
+/* The kernel's marks (zoneinfo.h) from a procfs root's zoneinfo, shown beside a node's free
+ * memory; a root without the file leaves them unknown (0) and the lines without them. */
+static void describe_shows_the_kernel_marks_read_from_zoneinfo(void **state)
+{
+	struct topology *t = load_fixture("sysfs-3node-cxl");
+	const char *fx = getenv("PGHOTD_FIXTURES");
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	char root[PATH_MAX];
+	struct lines l = {0};
+
+	(void)state;
+	assert_non_null(fx);
+	snprintf(root, sizeof(root), "%s/procfs-zoneinfo", fx);
+	assert_int_equal(topology_read_marks(t, root), 0);
+	assert_int_equal(t->node[0].mem_mark, (32 + 446 + 2477) * page);
+	assert_int_equal(t->node[2].mem_mark, 0);
+	topology_describe(t, collect, &l);
+	if (page == 4096)
+		assert_non_null(strstr(l.text[1], "free, kernel keeps 11 MiB, distances"));
+	assert_null(strstr(l.text[3], "kernel keeps"));
+	snprintf(root, sizeof(root), "%s/procfs-root", fx);
+	assert_int_equal(topology_read_marks(t, root), -ENOENT);
+	assert_int_equal(t->node[0].mem_mark, 0);
+	topology_free(t);
+}
+
 static void tier_sources_have_distinct_descriptions(void **state)
 {
 	(void)state;
@@ -627,6 +653,7 @@ int main(void)
 	    TREE_TEST(refresh_free_picks_up_new_meminfo),
 	    TREE_TEST(refresh_failure_changes_no_node),
 	    cmocka_unit_test(describe_names_tier_source_and_each_node),
+	    cmocka_unit_test(describe_shows_the_kernel_marks_read_from_zoneinfo),
 	    cmocka_unit_test(tier_sources_have_distinct_descriptions),
 	};
 
