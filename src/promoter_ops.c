@@ -95,17 +95,29 @@ static uint64_t real_now_ms(void *ctx)
 	return clock_monotonic_ms();
 }
 
-/* Each node's kernel mark, re-read at most every PROMOTER_MARKS_MS (kept in s between reads);
- * a failure says so once and leaves the marks unknown (0) until a read succeeds. */
+/* Each node's kernel mark, re-read when promoter_marks_due() (kept in s between reads); a
+ * failure says so once and leaves the marks unknown (0) until a read succeeds. */
+bool promoter_marks_due(const struct topology *t, uint64_t last_ms, uint64_t now)
+{
+	if (!last_ms || now >= last_ms + PROMOTER_MARKS_FAR_MS)
+		return true;
+	if (now < last_ms + PROMOTER_MARKS_MS)
+		return false;
+	for (int n = 0; n < t->nr_nodes && n < CONFIG_MAX_NODES; n++)
+		if (t->node[n].present && t->node[n].mem_mark &&
+		    t->node[n].mem_free / PROMOTER_MARKS_NEAR < t->node[n].mem_mark)
+			return true;
+	return false;
+}
+
 static void refresh_marks(struct promoter_sys *s, struct topology *t, uint64_t now)
 {
 	int r;
 
-	if (s->marks_ms && now < s->marks_ms + PROMOTER_MARKS_MS) {
-		for (int n = 0; n < t->nr_nodes && n < CONFIG_MAX_NODES; n++)
-			t->node[n].mem_mark = s->marks[n];
+	for (int n = 0; n < t->nr_nodes && n < CONFIG_MAX_NODES; n++)
+		t->node[n].mem_mark = s->marks[n];
+	if (!promoter_marks_due(t, s->marks_ms, now))
 		return;
-	}
 	s->marks_ms = now ? now : 1;
 	r = topology_read_marks(t, s->procfs_root);
 	if (r < 0 && !s->marks_failed)

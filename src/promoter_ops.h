@@ -59,13 +59,22 @@ struct promoter_sys {
 	bool anywhere_saved;
 	int pinned_cpu; /* the CPU run_near holds the thread on, -1 none */
 	/* Each node's kernel mark in bytes (zoneinfo.h), read from <root>/zoneinfo by
-	 * refresh_free at most every PROMOTER_MARKS_MS (a large machine's file is long; watermark
-	 * boosts decay over seconds), and when it was read (0: never). */
+	 * refresh_free when promoter_marks_due(), and when it was read (0: never). */
 	uint64_t marks[CONFIG_MAX_NODES];
 	uint64_t marks_ms;
 	bool marks_failed; /* the last read failed, and said so */
 };
-#define PROMOTER_MARKS_MS 1000
+/* The file holds lines per CPU for every populated zone: 37 us to read on 2 CPUs, a few ms
+ * on hundreds. The marks bind only near them, and move within seconds (a watermark boost
+ * decays as kswapd runs): re-read every PROMOTER_MARKS_MS while some node has less than
+ * PROMOTER_MARKS_NEAR times its last mark free, else every PROMOTER_MARKS_FAR_MS. */
+#define PROMOTER_MARKS_MS     1000
+#define PROMOTER_MARKS_FAR_MS 30000
+#define PROMOTER_MARKS_NEAR   4
+
+/* Whether the marks read at last_ms (0: never) are due again at now (ms), t holding this
+ * interval's free memory and the last marks. Pure. */
+bool promoter_marks_due(const struct topology *t, uint64_t last_ms, uint64_t now);
 
 /* Any thread, before the context's first use. procfs_root NULL: "/proc". */
 void promoter_sys_init(struct promoter_sys *s, const char *procfs_root);

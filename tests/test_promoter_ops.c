@@ -179,12 +179,33 @@ static void refresh_free_reads_the_kernel_marks_under_the_procfs_root(void **sta
 	topology_free(t);
 }
 
+/* The marks are read again every second while a node has less than 4 times its mark free,
+ * else every 30 s; at once the first time. */
+static void marks_are_read_again_often_only_near_them(void **state)
+{
+	struct topology t = {.nr_nodes = 2};
+
+	(void)state;
+	t.node[0] = (struct topo_node){.present = true, .mem_free = 100, .mem_mark = 10};
+	t.node[1] = (struct topo_node){.present = true, .mem_free = 1000, .mem_mark = 0};
+	assert_true(promoter_marks_due(&t, 0, 5));
+	assert_false(promoter_marks_due(&t, 1000, 1999));
+	assert_false(promoter_marks_due(&t, 1000, 2000)); /* 10 times its mark free: far */
+	assert_true(promoter_marks_due(&t, 1000, 31000));
+	t.node[0].mem_free = 39; /* under 4 times */
+	assert_false(promoter_marks_due(&t, 1000, 1999));
+	assert_true(promoter_marks_due(&t, 1000, 2000));
+	t.node[0].present = false;
+	assert_false(promoter_marks_due(&t, 1000, 2000));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(kpageflags_lookup_sizes_pmd_aligned_thp_pages_only),
 	    cmocka_unit_test(real_ops_read_their_files_under_the_procfs_root),
 	    cmocka_unit_test(refresh_free_reads_the_kernel_marks_under_the_procfs_root),
+	    cmocka_unit_test(marks_are_read_again_often_only_near_them),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
