@@ -252,7 +252,8 @@ static const struct key_def keys[] = {
 
     ENUM_KEY("sources.damon", "enabled", sources.damon.enabled, SOURCE_AUTO, &enum_source),
     UINT_KEY("sources.damon", "sample_us", sources.damon.sample_us, 5000, 100, 10000000, 0, "us"),
-    UINT_KEY("sources.damon", "aggr_us", sources.damon.aggr_us, 100000, 1000, 60000000, 0, "us"),
+    UINT_KEY("sources.damon", "aggr_us", sources.damon.aggr_us, 100000, 1000,
+	     CONFIG_DAMON_AGGR_US_MAX, 0, "us"),
     UINT_KEY("sources.damon", "min_regions", sources.damon.min_regions, 100, 3, 1000000, 0,
 	     "regions"),
     UINT_KEY("sources.damon", "max_regions", sources.damon.max_regions, 1000, 3, 1000000, 0,
@@ -1145,9 +1146,9 @@ static void check_damon(struct parse_ctx *ctx)
 	    c->sources.damon.aggr_us < 2 * c->sources.damon.sample_us)
 		ctx_error(ctx, at_key(ctx, "sources.damon", "aggr_us"),
 			  "sources.damon.aggr_us: %u is below twice sources.damon.sample_us (%u); "
-			  "allowed %u..60000000",
+			  "allowed %u..%u",
 			  c->sources.damon.aggr_us, c->sources.damon.sample_us,
-			  2 * c->sources.damon.sample_us);
+			  2 * c->sources.damon.sample_us, CONFIG_DAMON_AGGR_US_MAX);
 	if (!key_bad(ctx, "sources.damon", "min_regions") &&
 	    !key_bad(ctx, "sources.damon", "max_regions") &&
 	    c->sources.damon.max_regions < c->sources.damon.min_regions)

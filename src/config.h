@@ -17,7 +17,8 @@
 #define CONFIG_MAX_NODES 64
 
 struct topology;
-#define CONFIG_MAX_PATTERNS 32
+#define CONFIG_MAX_PATTERNS	 32
+#define CONFIG_DAMON_AGGR_US_MAX 60000000 /* sources.damon.aggr_us at most */
 
 enum source_mode { SOURCE_AUTO, SOURCE_ON, SOURCE_OFF };
 enum target_mode { TARGET_ACCESSING_NODE, TARGET_FIXED };

@@ -87,6 +87,8 @@ static void hot_page(const struct damon_feed *f, const struct damon_feed_proc *p
 	    .size = HOT_SIZE_BASE,
 	    .threshold = threshold,
 	};
+	if (f->slow_hot)
+		(*f->slow_hot)++;
 	if (o->nev == BATCH)
 		flush(f, o);
 }
@@ -128,6 +130,30 @@ static void feed_entries(const struct damon_feed *f, const struct damon_feed_pro
 			 topology_node_is_fast(t, node) && (ent[i] & PAGEMAP_EXCLUSIVE))
 			cold_page(f, p, o, va, node, idle_ms);
 	}
+}
+
+bool damon_feed_probe_slow(const struct damon_feed *f, const struct damon_region *r,
+			   unsigned probes)
+{
+	const struct topology *t = f->cfg->topo;
+	uint64_t pages = r->end > r->start ? (r->end - r->start) / PAGEMAP_PAGE_SIZE : 0;
+
+	if (pages < probes)
+		probes = (unsigned)pages;
+	for (unsigned i = 0; t && i < probes; i++) {
+		uint64_t va = (r->start & ~(PAGEMAP_PAGE_SIZE - 1)) +
+			      pages * i / probes * PAGEMAP_PAGE_SIZE,
+			 ent, pfn;
+		int node;
+
+		if (f->pagemap(f->ctx, va, &ent, 1) != 1)
+			continue;
+		pfn = pagemap_pfn(ent);
+		node = pfn ? topology_node_of_pfn(t, pfn) : -1;
+		if (node >= 0 && topology_node_is_slow(t, node))
+			return true;
+	}
+	return false;
 }
 
 long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc *p,

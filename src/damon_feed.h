@@ -6,9 +6,9 @@
  * sources (a region hot in two aggregations within promotion.window_ms is promoted at the
  * shipped threshold of 2). A full region (every sample of the aggregation found it accessed)
  * is first evidence: its pages go with the feed's first_thr, so while a fast node has room
- * one aggregation makes them hot (evidence.h). A region no sample found accessed for the demotion idle time
- * (age x aggregation interval) is cold: on a cold pass, its present, exclusively mapped pages
- * on the fast nodes the cold list wants go to the cold list, idle since the region's age
+ * one aggregation makes them hot (evidence.h). A region no sample found accessed for the demotion
+ * idle time (age x aggregation interval) is cold: on a cold pass, its present, exclusively mapped
+ * pages on the fast nodes the cold list wants go to the cold list, idle since the region's age
  * began. Everything else is left alone, and the pages of a region are read only when it is
  * hot or a cold candidate, so the cost follows the hot and cold regions, not the memory.
  *
@@ -59,7 +59,8 @@ struct damon_feed {
 	/* The threshold a full region's pages are delivered with (evidence_first_threshold(),
 	 * read once per drain); 0: promotion.threshold as usual. */
 	unsigned first_thr;
-	struct stats *stats;	/* NULL: not counted */
+	struct stats *stats; /* NULL: not counted */
+	uint64_t *slow_hot;  /* NULL, or: counts the hot pages fed from slow nodes */
 };
 
 /* The process a region belongs to. */
@@ -76,7 +77,8 @@ uint64_t damon_aggr_span_ns(const struct pghotd_config *cfg);
 /* A cold pass (cold pages looked for in every region) covers one whole aggregation, whose
  * records may come over several drains: the ring wakes the reader at a quarter full, and an
  * aggregation of a few thousand regions fills it more than once. From the first record after
- * damon_cold_pass_start() until damon_aggr_span_ns() later, and no further. Pure; zeroed, no pass is under way. */
+ * damon_cold_pass_start() until damon_aggr_span_ns() later, and no further. Pure; zeroed, no pass
+ * is under way. */
 struct damon_cold_pass {
 	uint64_t end_ns; /* records before this belong to the pass */
 	bool due;	 /* started; the next record opens it */
@@ -92,6 +94,11 @@ bool damon_region_hot(const struct pghotd_config *cfg, const struct damon_region
 /* Pure: the region is a cold candidate under cfg (no access for the exchange age,
  * config_demotion_exchange_ms()). */
 bool damon_region_cold(const struct pghotd_config *cfg, const struct damon_region *r);
+/* Whether any of `probes` pages spread evenly through the region (its first among them) is
+ * present on a slow node: a region to cut finer is work for the source only then (the
+ * workload's own bookkeeping on a fast node is warm too). One pagemap entry read a probe. */
+bool damon_feed_probe_slow(const struct damon_feed *f, const struct damon_region *r,
+			   unsigned probes);
 /* Feeds one region (hot pages to the sink, cold pages to the cold list), reading at most
  * max_pages pagemap entries. Returns the pagemap entries read (0 for a region neither hot nor
  * cold), or -errno of a failed read. */

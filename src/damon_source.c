@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "cold_list.h"
 #include "damon_event.h"
 #include "damon_feed.h"
+#include "damon_pace.h"
 #include "damon_regions.h"
 #include "damon_source.h"
 #include "damon_sysfs.h"
@@ -54,9 +56,13 @@ struct damon_source {
 	size_t ntg, nold;
 	uint64_t switch_ns;
 	struct damon_attrs attrs; /* last written */
-	pid_t kpid;		  /* our kdamond's thread, 0 when not running */
-	uint64_t kcpu_done_us;	  /* CPU of the kdamonds that ended */
-	uint64_t kcpu_us;	  /* of the current one */
+	struct damon_pace pace;
+	unsigned factor, old_factor; /* the pace of the last commit, of the one before */
+	struct pghotd_config view;   /* the config at that pace (damon_pace_view()) */
+	bool refreshed;		     /* the last refresh committed (or had nothing to) */
+	pid_t kpid;		     /* our kdamond's thread, 0 when not running */
+	uint64_t kcpu_done_us;	     /* CPU of the kdamonds that ended */
+	uint64_t kcpu_us;	     /* of the current one */
 	struct region_rec *reg;
 	size_t nreg;
 	struct abit_vmas vmas; /* a new target's maps (init_regions) */
@@ -163,10 +169,10 @@ static bool same_pids(const struct target *a, size_t na, const struct target *b,
 	return true;
 }
 
-static struct damon_attrs attrs_of(const struct pghotd_config *cfg)
+static struct damon_attrs attrs_of(const struct pghotd_config *cfg, unsigned factor)
 {
-	return (struct damon_attrs){.sample_us = cfg->sources.damon.sample_us,
-				    .aggr_us = cfg->sources.damon.aggr_us,
+	return (struct damon_attrs){.sample_us = cfg->sources.damon.sample_us * factor,
+				    .aggr_us = cfg->sources.damon.aggr_us * factor,
 				    .update_us = DAMON_UPDATE_US,
 				    .min_regions = cfg->sources.damon.min_regions,
 				    .max_regions = cfg->sources.damon.max_regions};
@@ -223,6 +229,7 @@ static int refresh(struct damon_source *s, const struct pghotd_config *cfg)
 	if (r < 0)
 		log_warning_errno(r, "damon: cannot set the targets of kdamond %u",
 				  damon_sysfs_index(s->kd));
+	s->refreshed = r == 0;
 	return r;
 }
 
@@ -233,25 +240,27 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Remembers the region's span for the target's next cut, unless it overlaps one it has. */
-static void zoom_add(struct target *t, const struct damon_region *r)
+/* Remembers the region's span for the target's next cut, unless it overlaps one it has;
+ * true when it did. */
+static bool zoom_add(struct target *t, const struct damon_region *r)
 {
 	for (size_t i = 0; i < t->nzoom; i++)
 		if (r->start < t->zoom[i].end && t->zoom[i].start < r->end)
-			return;
-	if (t->nzoom < DAMON_ZOOM_MAX)
-		t->zoom[t->nzoom++] = (struct damon_range){r->start, r->end};
+			return false;
+	if (t->nzoom == DAMON_ZOOM_MAX)
+		return false;
+	t->zoom[t->nzoom++] = (struct damon_range){r->start, r->end};
+	return true;
 }
 
 /* The regions of the targets new to the running kdamond (damon_regions.h): max_regions pieces
- * (a start's min_regions left hot units in 41 MiB regions of 4 GiB until a finer cut); and of the targets marked to be cut again: their remembered
- * spans in DAMON_ZOOM_PIECES each, the rest whole; DAMON_INIT_REGIONS_MAX in all, the first targets first. A target whose maps
- * cannot be read (it exited: the commit will say so), or hold more than DAMON_CUT_VMAS_MAX
- * VMAs, keeps DAMON's regions. The ranges go to *buf (freed by the caller); NULL when there
- * is none to give. */
+ * (a start's min_regions left hot units in 41 MiB regions of 4 GiB until a finer cut); and of the
+ * targets marked to be cut again: their remembered spans in DAMON_ZOOM_PIECES each, the rest whole;
+ * DAMON_INIT_REGIONS_MAX in all, the first targets first. A target whose maps cannot be read (it
+ * exited: the commit will say so), or hold more than DAMON_CUT_VMAS_MAX VMAs, keeps DAMON's
+ * regions. The ranges go to *buf (freed by the caller); NULL when there is none to give. */
 static struct damon_ranges *init_regions(struct damon_source *s, const struct pghotd_config *cfg,
-					 const struct target *t, size_t n,
-					 struct damon_range **buf)
+					 const struct target *t, size_t n, struct damon_range **buf)
 {
 	struct damon_ranges *init;
 	struct damon_range three[3];
@@ -304,7 +313,9 @@ static struct damon_ranges *init_regions(struct damon_source *s, const struct pg
 
 static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 {
-	struct damon_attrs a = attrs_of(cfg);
+	uint64_t now_ms = clock_monotonic_ms();
+	struct damon_attrs a;
+	unsigned factor;
 	struct damon_ranges *init;
 	struct damon_range *ranges;
 	struct target *t;
@@ -321,8 +332,12 @@ static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 		if (j < s->ntg) {
 			t[i].recut_after_ms = s->tg[j].recut_after_ms;
 			recut |= s->tg[j].nzoom > 0;
+		} else {
+			damon_pace_busy(&s->pace, now_ms); /* a new process: its hot data to find */
 		}
 	}
+	factor = damon_pace_factor(&s->pace, cfg, now_ms);
+	a = attrs_of(cfg, factor);
 	if (same_pids(t, n, s->tg, s->ntg) && !memcmp(&a, &s->attrs, sizeof(a)) &&
 	    (s->kpid || n == 0) && !recut) {
 		for (size_t i = 0; i < n; i++) /* keep the open pagemaps, take the new CPUs */
@@ -351,6 +366,9 @@ static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 	s->tg = t, s->ntg = n;
 	s->switch_ns = clock_monotonic_ns();
 	s->attrs = a;
+	s->old_factor = s->factor, s->factor = factor;
+	if (s->d.stats)
+		stats_set(s->d.stats, ST_DAMON_SAMPLE_US, a.sample_us);
 	kdamond_follow(s);
 	return 0;
 }
@@ -409,8 +427,14 @@ static struct target *region_target(struct damon_source *s, const struct region_
 	return rec->r.target < n ? &list[rec->r.target] : NULL;
 }
 
-static void feed_regions(struct damon_source *s, const struct pghotd_config *cfg, uint64_t now)
+/* Feeds the drained regions under cfg at the last commit's pace; true when there was work: a
+ * hot region had pages on a slow node, or a region with some on one is to be cut finer (data
+ * that turned hot inside a region mostly cold: its pieces are best sampled at the configured
+ * pace). */
+static bool feed_regions(struct damon_source *s, const struct pghotd_config *base, uint64_t now)
 {
+	const struct pghotd_config *cfg = &s->view;
+	uint64_t work = 0; /* slow hot pages fed, regions to cut */
 	struct damon_feed f = {.cfg = cfg,
 			       .pagemap = target_pagemap,
 			       .sink = s->d.sink,
@@ -418,10 +442,12 @@ static void feed_regions(struct damon_source *s, const struct pghotd_config *cfg
 			       .want = s->d.cold ? cold_list_wanted(s->d.cold) : 0,
 			       .now_ns = now,
 			       .stats = s->d.stats,
+			       .slow_hot = &work,
 			       .first_thr = s->nreg ? evidence_first_threshold(cfg) : 0};
 	uint64_t budget = DAMON_PAGES_DRAIN, now_ms = now / 1000000;
 	uint32_t epoch = s->d.cold ? cold_list_epoch(s->d.cold) : 0;
 
+	damon_pace_view(base, s->factor ? s->factor : 1, &s->view);
 	/* A cold pass a quarter of the idle time apart (offers stay trusted that long), or at
 	 * once when the mover asked for more (a new epoch). */
 	if (now_ms >= s->next_cold_ms || epoch != s->epoch) {
@@ -443,10 +469,14 @@ static void feed_regions(struct damon_source *s, const struct pghotd_config *cfg
 		}
 		if ((damon_aggr_size_add(&s->size, cfg, &s->reg[i].r, s->reg[i].time_ns) ||
 		     damon_region_zoom(&s->size, cfg, &s->reg[i].r)) &&
-		    now_ms >= t->recut_after_ms)
-			zoom_add(t, &s->reg[i].r);
+		    now_ms >= t->recut_after_ms && zoom_add(t, &s->reg[i].r)) {
+			f.ctx = t;
+			work += damon_feed_probe_slow(&f, &s->reg[i].r, DAMON_PROBE_PAGES);
+		}
 		f.ctx = t;
-		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns);
+		/* Ages counted at another pace than the view's are not read for cold pages. */
+		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns) &&
+			      (s->reg[i].time_ns >= s->switch_ns || s->old_factor == s->factor);
 		r = damon_feed_region(&f, &t->p, &s->reg[i].r, budget);
 		if (r > 0)
 			budget -= (uint64_t)r;
@@ -454,6 +484,7 @@ static void feed_regions(struct damon_source *s, const struct pghotd_config *cfg
 			break;
 	}
 	s->nreg = 0;
+	return work > 0;
 }
 
 static bool recut_pending(const struct damon_source *s)
@@ -473,9 +504,12 @@ static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring
 	(void)total;
 	if (!cfg)
 		return;
-	feed_regions(s, cfg, now);
-	/* A target to cut again is cut at once (each at most every DAMON_RECUT_MS). */
-	if (now / 1000000 >= s->next_refresh_ms || recut_pending(s)) {
+	if (feed_regions(s, cfg, now))
+		damon_pace_busy(&s->pace, now / 1000000);
+	/* A target to cut again is cut at once (each at most every DAMON_RECUT_MS), a new pace
+	 * taken at once (after a failed commit, at the next refresh). */
+	if (now / 1000000 >= s->next_refresh_ms || recut_pending(s) ||
+	    (s->refreshed && damon_pace_factor(&s->pace, cfg, now / 1000000) != s->factor)) {
 		s->next_refresh_ms = now / 1000000 + DAMON_REFRESH_MS;
 		refresh(s, cfg);
 		kdamond_follow(s);
@@ -520,15 +554,24 @@ static int open_events(struct damon_source *s, char *why, size_t size)
 	return perf_sampler_new(&src, &p, &s->smp, why, size);
 }
 
+static const char *kernel_release(const struct damon_source_deps *d, struct utsname *u)
+{
+	if (d->kernel_release)
+		return d->kernel_release;
+	return uname(u) == 0 ? u->release : NULL;
+}
+
 int damon_source_new(const struct damon_source_deps *d, struct config_pub *pub,
 		     struct damon_source **out, char *why, size_t size)
 {
+	struct utsname u;
 	struct damon_source *s = calloc(1, sizeof(*s));
 	int r = s ? 0 : -ENOMEM;
 
 	if (r == 0) {
 		s->d = *d;
 		s->pub = pub;
+		s->pace.fixed = !damon_pace_kernel_rescales(kernel_release(d, &u));
 		s->slot = config_pub_register(pub);
 		if (!s->d.self_pid)
 			s->d.self_pid = getpid();

@@ -35,6 +35,7 @@
 #define DAMON_PAGES_DRAIN   (1u << 20) /* pagemap entries read per drain at most (4 GiB) */
 #define DAMON_UPDATE_US	    1000000    /* DAMON's default: VMAs re-read once a second */
 #define DAMON_MIN_RSS_MIB   8	       /* smaller processes are no targets */
+#define DAMON_PROBE_PAGES   32	       /* pages of a region to cut looked up (damon_pace.h) */
 
 struct cold_list;
 struct procs;
@@ -49,6 +50,7 @@ struct damon_source_deps {
 	struct procs *procs;		    /* handles of the cold pages' processes; NULL: none */
 	pid_t self_pid;			    /* never a target; 0: getpid() */
 	const struct perf_sampler_ops *ops; /* NULL: the real syscalls */
+	const char *kernel_release;	    /* uname(2) release (damon_pace.h); NULL: uname */
 };
 
 struct damon_source;

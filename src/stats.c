@@ -128,6 +128,10 @@ static const struct family families[] = {
     {"pghotd_damon_kdamond_cpu_seconds", "gauge",
      "CPU time of the kdamond threads pghotd's DAMON source ran (count it with pghotd's own).",
      FK_PLAIN_US, ST_DAMON_KDAMOND_CPU_US},
+    {"pghotd_damon_sample_interval_seconds", "gauge",
+     "The sampling interval pghotd's kdamond runs at: sources.damon.sample_us, or a multiple "
+     "of it while there is nothing to promote (0: no kdamond set up yet).",
+     FK_PLAIN_US, ST_DAMON_SAMPLE_US},
     {"pghotd_processes_forgotten_total", "counter",
      "Processes dropped from tracking (exited or no longer matching).", FK_PLAIN,
      ST_PROCESSES_FORGOTTEN},

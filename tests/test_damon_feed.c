@@ -235,9 +235,12 @@ static void hot_region_gives_an_access_for_each_slow_page(void **state)
 	struct fx *f = *state;
 	struct damon_region r = region(8, 10, 3); /* 10 of 20 samples */
 	size_t expect[] = {0, 1, 2, 3, 7};
+	uint64_t slow_hot = 0;
 
+	f->feed.slow_hot = &slow_hot;
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8);
 	assert_int_equal(f->got.n, 5);
+	assert_int_equal(slow_hot, 5); /* the fast pages 4 and 5 are not counted */
 	for (size_t i = 0; i < 5; i++) {
 		const struct access_event *e = &f->got.ev[i];
 
@@ -343,6 +346,25 @@ static void a_cold_pass_covers_one_aggregation_over_drains(void **state)
 	assert_false(damon_cold_pass_covers(&c, f->cfg, t0 + 400 * ms));
 }
 
+static void probe_finds_a_slow_page_or_says_none(void **state)
+{
+	struct fx *f = *state;
+	struct damon_region r = region(8, 5, 3);
+
+	/* Pages 0-3 and 7 slow: the first probe finds one. */
+	assert_true(damon_feed_probe_slow(&f->feed, &r, 4));
+	/* Pages 4-6: fast, fast, absent. */
+	r.start = BASE + 4 * PAGEMAP_PAGE_SIZE;
+	r.end = BASE + 7 * PAGEMAP_PAGE_SIZE;
+	assert_false(damon_feed_probe_slow(&f->feed, &r, 32));
+	/* Pages 4-7, probed at 4 and 6 only: page 7 is missed; probed at each: found. */
+	r.end = BASE + 8 * PAGEMAP_PAGE_SIZE;
+	f->pm.calls = 0;
+	assert_false(damon_feed_probe_slow(&f->feed, &r, 2));
+	assert_int_equal(f->pm.calls, 2);
+	assert_true(damon_feed_probe_slow(&f->feed, &r, 4));
+}
+
 static void reads_no_more_than_the_page_budget(void **state)
 {
 	struct fx *f = *state;
@@ -366,6 +388,7 @@ int main(void)
 	    T(a_cold_pass_covers_one_aggregation_over_drains),
 	    T(region_below_half_of_the_samples_is_not_read),
 	    T(idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass),
+	    T(probe_finds_a_slow_page_or_says_none),
 	    T(reads_no_more_than_the_page_budget),
 	};
 

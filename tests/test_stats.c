@@ -215,6 +215,7 @@ static const char *const required[] = {
     "pghotd_abit_regions_skipped_total",
     "pghotd_move_batches_pid_reused_total",
     "pghotd_damon_kdamond_cpu_seconds",
+    "pghotd_damon_sample_interval_seconds",
     "pghotd_processes_forgotten_total",
 };
 

@@ -1,0 +1,35 @@
+/* damon_pace: how fast pghotd's kdamond samples (see damon_pace.h). */
+#include "damon_pace.h"
+#include "config.h"
+#include "sampler_ibs.h"
+
+bool damon_pace_kernel_rescales(const char *release)
+{
+	unsigned ma, mi;
+
+	return sampler_kernel_version(release, &ma, &mi) == 0 && (ma > 6 || (ma == 6 && mi >= 3));
+}
+
+void damon_pace_busy(struct damon_pace *p, uint64_t now_ms)
+{
+	p->busy_until_ms = now_ms + DAMON_PACE_IDLE_MS;
+}
+
+unsigned damon_pace_factor(const struct damon_pace *p, const struct pghotd_config *cfg,
+			   uint64_t now_ms)
+{
+	unsigned aggr = cfg->sources.damon.aggr_us, f = DAMON_PACE_IDLE;
+
+	if (p->fixed || now_ms < p->busy_until_ms)
+		return 1;
+	if (aggr && (uint64_t)aggr * f > CONFIG_DAMON_AGGR_US_MAX)
+		f = CONFIG_DAMON_AGGR_US_MAX / aggr;
+	return f ? f : 1;
+}
+
+void damon_pace_view(const struct pghotd_config *cfg, unsigned factor, struct pghotd_config *out)
+{
+	*out = *cfg;
+	out->sources.damon.sample_us *= factor;
+	out->sources.damon.aggr_us *= factor;
+}

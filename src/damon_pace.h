@@ -1,0 +1,50 @@
+/* damon_pace: how fast pghotd's kdamond samples.
+ *
+ * The kdamond's work is a page-table walk or two per region per sample (about 2.4 us each
+ * in the emulator), so its CPU time follows the region count over the sampling interval,
+ * whether or not there is anything left to find; and pghotd reads the pagemap of every hot
+ * region at each aggregation, already on a fast node or not. Once the hot data is up, that
+ * is all cost. So the source runs at the configured intervals while it is busy: within the
+ * last DAMON_PACE_IDLE_MS a hot region had pages on a slow node, a region with pages on one
+ * was to be cut finer (damon_regions.h: data that turned hot inside a region mostly cold),
+ * or a new process became a target; otherwise at DAMON_PACE_IDLE times both intervals (the
+ * same samples per aggregation, so "hot" keeps its meaning, and DAMON rescales the regions'
+ * counts and ages to the new intervals from Linux 6.3; before, the ages a change left would
+ * be read at the wrong interval, so there the configured pace stays). Data that turns hot
+ * while idle is seen one slow aggregation later at most (0.8 s at the defaults), and the
+ * first such region brings the configured pace back at once. In the emulator at 4 GiB, 8 x
+ * took the kdamond from about 0.16 to 0.025 CPU s/s once the hot set was up (4 x: 0.06).
+ *
+ * Pure. One thread (the DAMON source's). */
+#ifndef PGHOTD_DAMON_PACE_H
+#define PGHOTD_DAMON_PACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct pghotd_config;
+
+#define DAMON_PACE_IDLE	   8	/* interval multiple while idle */
+#define DAMON_PACE_IDLE_MS 2000 /* idle after this long without work */
+
+struct damon_pace {
+	uint64_t busy_until_ms; /* 0: never busy yet */
+	bool fixed;		/* the configured pace always (damon_pace_kernel_rescales()) */
+};
+
+/* Whether a kernel of this uname(2) release rescales DAMON's counts and ages to new intervals
+ * (6.3 and later; an unparsable release: no). */
+bool damon_pace_kernel_rescales(const char *release);
+
+/* Work was seen at now_ms: the configured pace until DAMON_PACE_IDLE_MS later. */
+void damon_pace_busy(struct damon_pace *p, uint64_t now_ms);
+/* The multiple of the configured intervals to run at now_ms: 1 while busy or fixed, else
+ * DAMON_PACE_IDLE, or less where that would take the aggregation interval past the
+ * configuration's bound for it (CONFIG_DAMON_AGGR_US_MAX). */
+unsigned damon_pace_factor(const struct damon_pace *p, const struct pghotd_config *cfg,
+			   uint64_t now_ms);
+/* *out = *cfg (a shallow copy, its pointers cfg's: read only, never freed) with the DAMON
+ * intervals multiplied by factor: what the kdamond's reports mean at that pace. */
+void damon_pace_view(const struct pghotd_config *cfg, unsigned factor, struct pghotd_config *out);
+
+#endif
