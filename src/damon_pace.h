@@ -43,8 +43,9 @@ void damon_pace_busy(struct damon_pace *p, uint64_t now_ms);
  * configuration's bound for it (CONFIG_DAMON_AGGR_US_MAX). */
 unsigned damon_pace_factor(const struct damon_pace *p, const struct pghotd_config *cfg,
 			   uint64_t now_ms);
-/* *out = *cfg (a shallow copy, its pointers cfg's: read only, never freed) with the DAMON
- * intervals multiplied by factor: what the kdamond's reports mean at that pace. */
+/* *out = *cfg (a shallow copy: its pointers are cfg's, read only, never freed, and gone with cfg:
+ * keep it no longer than cfg) with the DAMON intervals multiplied by factor: what the kdamond's
+ * reports mean at that pace. */
 void damon_pace_view(const struct pghotd_config *cfg, unsigned factor, struct pghotd_config *out);
 
 #endif

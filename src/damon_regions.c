@@ -144,3 +144,36 @@ uint32_t damon_zoom_pieces(size_t nzoom, size_t room)
 	fit = (room - 3 - nzoom) / nzoom;
 	return fit < DAMON_ZOOM_PIECES ? (uint32_t)fit : DAMON_ZOOM_PIECES;
 }
+
+bool damon_recent_covers(const struct damon_recent *c, uint64_t start, uint64_t end,
+			 uint64_t now_ms)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (now_ms < c->until_ms[i] && start < c->span[i].end && c->span[i].start < end)
+			return true;
+	return false;
+}
+
+void damon_recent_add(struct damon_recent *c, uint64_t start, uint64_t end, uint64_t now_ms)
+{
+	size_t at = c->n, i = 0;
+
+	while (i < c->n) /* the expired ones go */
+		if (now_ms >= c->until_ms[i]) {
+			c->n--;
+			c->span[i] = c->span[c->n], c->until_ms[i] = c->until_ms[c->n];
+		} else {
+			i++;
+		}
+	at = c->n;
+	if (at == DAMON_RECENT_MAX) {
+		at = 0;
+		for (i = 1; i < c->n; i++)
+			if (c->until_ms[i] < c->until_ms[at])
+				at = i;
+	} else {
+		c->n++;
+	}
+	c->span[at] = (struct damon_range){start, end};
+	c->until_ms[at] = now_ms + DAMON_RECUT_MS;
+}

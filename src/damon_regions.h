@@ -16,9 +16,10 @@
  * Later, a region that is oversized (damon_aggr_size_add()) or warm and large
  * (damon_region_zoom()) has its span remembered, and the process is cut again at once: those
  * spans into DAMON_ZOOM_PIECES pieces each, the rest of its ranges whole, which DAMON's commit
- * keeps as it has them (damon_cut_spans()). At most every DAMON_RECUT_MS a process, but the
- * first right after the start's cut, which is coarse by design (min_regions pieces: 41 MiB
- * in 4 GiB). Pure. */
+ * keeps as it has them (damon_cut_spans()). A span is not cut again within DAMON_RECUT_MS
+ * of its cut (struct damon_recent), a process not within DAMON_RECUT_GAP_MS of its last cut
+ * (the first right after the start's cut, which is coarse by design: min_regions pieces,
+ * 41 MiB in 4 GiB). Pure. */
 #ifndef PGHOTD_DAMON_REGIONS_H
 #define PGHOTD_DAMON_REGIONS_H
 
@@ -34,14 +35,15 @@
  * one DAMON_ZOOM_TIMES a 1024th of the memory, are cut. */
 #define DAMON_OVERSIZED_TIMES 16
 #define DAMON_OVERSIZED_MIN   (UINT64_C(8) << 20)
-/* A hot unit not warm at a process's first cut waits for its next: at 10 s and 4 x, 95% of 13
- * units of 2 MiB in 4 GiB took 4.0-10.0 s (median 7.0, eight runs); at 3 s and 2 x, 5.0-7.0 s
- * (four runs); at 1.5 s, 5.0 and 5.5 s at more CPU; at 3 s and 2 x with the first cut right
- * after the start's, 2.5-6.0 s (median 3.25, four runs; 2026-12-06). */
-#define DAMON_RECUT_MS	      3000
-#define DAMON_ZOOM_TIMES      2
-#define DAMON_ZOOM_PIECES     64
-#define DAMON_ZOOM_MAX	      16 /* spans of a target remembered for its next cut */
+/* A hot unit not warm at a process's cut waits for the next: with a process cut at most every
+ * 3 s, 95% of 13 units of 2 MiB in 4 GiB took 3.0, 4.0 and 3.5 s; with each span at most every
+ * 3 s and a process every 250 ms, 2.0, 2.5 and 2.5 s (scenario-scale --damon, 2026-12-06). */
+#define DAMON_RECUT_MS	   3000 /* a span cut is not cut again before (damon_recent) */
+#define DAMON_RECUT_GAP_MS 250	/* a process is not cut again before: a commit and a drain */
+#define DAMON_RECENT_MAX   64	/* spans of a process remembered as cut */
+#define DAMON_ZOOM_TIMES   2
+#define DAMON_ZOOM_PIECES  64
+#define DAMON_ZOOM_MAX	   16 /* spans of a target remembered for its next cut */
 
 /* A process with more VMAs than this is not cut (reading its maps would hold the source's
  * thread: 65,000 lines take seconds in the emulator): it starts with DAMON's three regions. */
@@ -54,6 +56,24 @@
 struct damon_range {
 	uint64_t start, end; /* [start, end), page aligned */
 };
+
+/* The spans of a process cut in the last DAMON_RECUT_MS, not cut again before: DAMON merges
+ * the cold pieces of a cut back, and a span that stays warm (a hot unit's cold neighbours)
+ * would be cut over and over, each commit holding the source's thread (0.12-0.3 s in the
+ * emulator). A span elsewhere, new hot data, is cut DAMON_RECUT_GAP_MS after the last cut.
+ * Pure. */
+struct damon_recent {
+	struct damon_range span[DAMON_RECENT_MAX];
+	uint64_t until_ms[DAMON_RECENT_MAX];
+	size_t n;
+};
+
+/* True when [start, end) overlaps a span remembered and not expired at now_ms. */
+bool damon_recent_covers(const struct damon_recent *c, uint64_t start, uint64_t end,
+			 uint64_t now_ms);
+/* Remembers [start, end) as cut at now_ms, until now_ms + DAMON_RECUT_MS; when full, in place
+ * of the span that expires first. */
+void damon_recent_add(struct damon_recent *c, uint64_t start, uint64_t end, uint64_t now_ms);
 
 /* The three ranges of the VMAs v[0..n) (address order, not overlapping): from the first start
  * to the last end, less the two largest gaps between VMAs (fewer ranges when there are fewer

@@ -36,6 +36,7 @@ struct target {
 	/* Spans of oversized or zoom regions (damon_region_zoom()): cut at the next refresh. */
 	struct damon_range zoom[DAMON_ZOOM_MAX];
 	size_t nzoom;
+	struct damon_recent recent; /* spans cut lately: not again yet */
 };
 
 struct region_rec {
@@ -58,7 +59,6 @@ struct damon_source {
 	struct damon_attrs attrs; /* last written */
 	struct damon_pace pace;
 	unsigned factor, old_factor; /* the pace of the last commit, of the one before */
-	struct pghotd_config view;   /* the config at that pace (damon_pace_view()) */
 	bool refreshed;		     /* the last refresh committed (or had nothing to) */
 	pid_t kpid;		     /* our kdamond's thread, 0 when not running */
 	uint64_t kcpu_done_us;	     /* CPU of the kdamonds that ended */
@@ -240,10 +240,12 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Remembers the region's span for the target's next cut, unless it overlaps one it has;
- * true when it did. */
-static bool zoom_add(struct target *t, const struct damon_region *r)
+/* Remembers the region's span for the target's next cut, unless it overlaps one it has or
+ * one cut lately; true when it did. */
+static bool zoom_add(struct target *t, const struct damon_region *r, uint64_t now_ms)
 {
+	if (damon_recent_covers(&t->recent, r->start, r->end, now_ms))
+		return false;
 	for (size_t i = 0; i < t->nzoom; i++)
 		if (r->start < t->zoom[i].end && t->zoom[i].start < r->end)
 			return false;
@@ -330,8 +332,17 @@ static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 		size_t j = target_find(s->tg, s->ntg, t[i].p.pid);
 
 		if (j < s->ntg) {
-			t[i].recut_after_ms = s->tg[j].recut_after_ms;
-			recut |= s->tg[j].nzoom > 0;
+			const struct target *o = &s->tg[j];
+
+			/* A target cut again now remembers the spans (damon_recent). */
+			t[i].recent = o->recent;
+			t[i].recut_after_ms = o->recut_after_ms;
+			for (size_t z = 0; z < o->nzoom; z++)
+				damon_recent_add(&t[i].recent, o->zoom[z].start, o->zoom[z].end,
+						 now_ms);
+			if (o->nzoom)
+				t[i].recut_after_ms = now_ms + DAMON_RECUT_GAP_MS;
+			recut |= o->nzoom > 0;
 		} else {
 			damon_pace_busy(&s->pace, now_ms); /* a new process: its hot data to find */
 		}
@@ -433,21 +444,26 @@ static struct target *region_target(struct damon_source *s, const struct region_
  * pace). */
 static bool feed_regions(struct damon_source *s, const struct pghotd_config *base, uint64_t now)
 {
-	const struct pghotd_config *cfg = &s->view;
+	/* A view of this drain's config: built first, and gone with the drain (its pointers are
+	 * base's, which a reload frees once the thread passes its next quiescent point). */
+	struct pghotd_config view;
+	const struct pghotd_config *cfg = &view;
 	uint64_t work = 0; /* slow hot pages fed, regions to cut */
-	struct damon_feed f = {.cfg = cfg,
-			       .pagemap = target_pagemap,
-			       .sink = s->d.sink,
-			       .cold = cfg->demotion.enabled ? s->d.cold : NULL,
-			       .want = s->d.cold ? cold_list_wanted(s->d.cold) : 0,
-			       .now_ns = now,
-			       .stats = s->d.stats,
-			       .slow_hot = &work,
-			       .first_thr = s->nreg ? evidence_first_threshold(cfg) : 0};
+	struct damon_feed f;
+
+	damon_pace_view(base, s->factor ? s->factor : 1, &view);
+	f = (struct damon_feed){.cfg = cfg,
+				.pagemap = target_pagemap,
+				.sink = s->d.sink,
+				.cold = cfg->demotion.enabled ? s->d.cold : NULL,
+				.want = s->d.cold ? cold_list_wanted(s->d.cold) : 0,
+				.now_ns = now,
+				.stats = s->d.stats,
+				.slow_hot = &work,
+				.first_thr = s->nreg ? evidence_first_threshold(cfg) : 0};
 	uint64_t budget = DAMON_PAGES_DRAIN, now_ms = now / 1000000;
 	uint32_t epoch = s->d.cold ? cold_list_epoch(s->d.cold) : 0;
 
-	damon_pace_view(base, s->factor ? s->factor : 1, &s->view);
 	/* A cold pass a quarter of the idle time apart (offers stay trusted that long), or at
 	 * once when the mover asked for more (a new epoch). */
 	if (now_ms >= s->next_cold_ms || epoch != s->epoch) {
@@ -469,7 +485,7 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 		}
 		if ((damon_aggr_size_add(&s->size, cfg, &s->reg[i].r, s->reg[i].time_ns) ||
 		     damon_region_zoom(&s->size, cfg, &s->reg[i].r)) &&
-		    now_ms >= t->recut_after_ms && zoom_add(t, &s->reg[i].r)) {
+		    now_ms >= t->recut_after_ms && zoom_add(t, &s->reg[i].r, now_ms)) {
 			f.ctx = t;
 			work += damon_feed_probe_slow(&f, &s->reg[i].r, DAMON_PROBE_PAGES);
 		}
@@ -517,7 +533,7 @@ static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring
 		for (size_t i = 0; i < s->ntg; i++)
 			if (s->tg[i].nzoom) {
 				s->tg[i].nzoom = 0;
-				s->tg[i].recut_after_ms = now / 1000000 + DAMON_RECUT_MS;
+				s->tg[i].recut_after_ms = now / 1000000 + DAMON_RECUT_GAP_MS;
 			}
 	}
 }

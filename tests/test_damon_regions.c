@@ -162,6 +162,30 @@ static void cut_spans_cuts_the_spans_and_leaves_the_rest_whole(void **state)
 	assert_int_equal(damon_cut_spans(r, 2, z, 2, 4, out, 5), 0);
 }
 
+static void a_span_cut_lately_is_not_cut_again_until_it_expires(void **state)
+{
+	struct damon_recent c = {0};
+
+	(void)state;
+	damon_recent_add(&c, 16 * M, 32 * M, 1000);
+	assert_true(damon_recent_covers(&c, 20 * M, 21 * M, 1000));  /* inside */
+	assert_true(damon_recent_covers(&c, 8 * M, 17 * M, 2000));   /* overlapping */
+	assert_false(damon_recent_covers(&c, 32 * M, 40 * M, 1000)); /* beside: new data */
+	assert_false(damon_recent_covers(&c, 20 * M, 21 * M, 1000 + DAMON_RECUT_MS));
+	/* Full: the span expiring first gives way; expired ones go first. */
+	for (uint64_t i = 1; i < DAMON_RECENT_MAX; i++)
+		damon_recent_add(&c, (64 + i) * M, (65 + i) * M, 1000 + i);
+	assert_int_equal(c.n, DAMON_RECENT_MAX);
+	damon_recent_add(&c, 4096 * M, 4097 * M, 1500);
+	assert_int_equal(c.n, DAMON_RECENT_MAX);
+	assert_false(damon_recent_covers(&c, 16 * M, 32 * M, 1500)); /* the first, replaced */
+	assert_true(damon_recent_covers(&c, 65 * M, 66 * M, 1500));
+	assert_true(damon_recent_covers(&c, 4096 * M, 4097 * M, 1500));
+	damon_recent_add(&c, 0, M, 1000 + DAMON_RECUT_MS + DAMON_RECENT_MAX);
+	assert_int_equal(c.n, 2); /* all but the one added at 1500 expired */
+	assert_true(damon_recent_covers(&c, 0, M, 1000 + DAMON_RECUT_MS + DAMON_RECENT_MAX));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +194,7 @@ int main(void)
 	    cmocka_unit_test(oversized_is_sixteen_times_the_merge_limit_of_the_last_aggregation),
 	    cmocka_unit_test(zoom_is_a_large_warm_region_not_a_hot_or_idle_one),
 	    cmocka_unit_test(cut_spans_cuts_the_spans_and_leaves_the_rest_whole),
+	    cmocka_unit_test(a_span_cut_lately_is_not_cut_again_until_it_expires),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
