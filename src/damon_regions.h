@@ -37,7 +37,8 @@
 #define DAMON_OVERSIZED_MIN   (UINT64_C(8) << 20)
 /* A hot unit not warm at a process's cut waits for the next: with a process cut at most every
  * 3 s, 95% of 13 units of 2 MiB in 4 GiB took 3.0, 4.0 and 3.5 s; with each span at most every
- * 3 s and a process every 250 ms, 2.0, 2.5 and 2.5 s (scenario-scale --damon, 2026-12-06). */
+ * 3 s and a process every 250 ms, 2.0, 2.0, 2.5, 2.5 and 4.5 s (scenario-scale --damon,
+ * 2026-12-06). */
 #define DAMON_RECUT_MS	   3000 /* a span cut is not cut again before (damon_recent) */
 #define DAMON_RECUT_GAP_MS 250	/* a process is not cut again before: a commit and a drain */
 #define DAMON_RECENT_MAX   64	/* spans of a process remembered as cut */

@@ -171,8 +171,11 @@ static bool same_pids(const struct target *a, size_t na, const struct target *b,
 
 static struct damon_attrs attrs_of(const struct pghotd_config *cfg, unsigned factor)
 {
-	return (struct damon_attrs){.sample_us = cfg->sources.damon.sample_us * factor,
-				    .aggr_us = cfg->sources.damon.aggr_us * factor,
+	struct pghotd_config v;
+
+	damon_pace_view(cfg, factor, &v); /* the one place that paces the intervals */
+	return (struct damon_attrs){.sample_us = v.sources.damon.sample_us,
+				    .aggr_us = v.sources.damon.aggr_us,
 				    .update_us = DAMON_UPDATE_US,
 				    .min_regions = cfg->sources.damon.min_regions,
 				    .max_regions = cfg->sources.damon.max_regions};
@@ -479,17 +482,15 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 
 		if (!t)
 			continue;
+		f.ctx = t;
 		if (!t->p.proc && s->d.procs && damon_region_cold(cfg, &s->reg[i].r)) {
 			int64_t h = procs_handle(s->d.procs, t->p.pid);
 			t->p.proc = h > 0 ? (uint32_t)h : 0;
 		}
 		if ((damon_aggr_size_add(&s->size, cfg, &s->reg[i].r, s->reg[i].time_ns) ||
 		     damon_region_zoom(&s->size, cfg, &s->reg[i].r)) &&
-		    now_ms >= t->recut_after_ms && zoom_add(t, &s->reg[i].r, now_ms)) {
-			f.ctx = t;
+		    now_ms >= t->recut_after_ms && zoom_add(t, &s->reg[i].r, now_ms))
 			work += damon_feed_probe_slow(&f, &s->reg[i].r, DAMON_PROBE_PAGES);
-		}
-		f.ctx = t;
 		/* Ages counted at another pace than the view's are not read for cold pages. */
 		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns) &&
 			      (s->reg[i].time_ns >= s->switch_ns || s->old_factor == s->factor);
@@ -522,8 +523,9 @@ static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring
 		return;
 	if (feed_regions(s, cfg, now))
 		damon_pace_busy(&s->pace, now / 1000000);
-	/* A target to cut again is cut at once (each at most every DAMON_RECUT_MS), a new pace
-	 * taken at once (after a failed commit, at the next refresh). */
+	/* A target to cut again is cut at once (a span at most every DAMON_RECUT_MS, a process
+	 * every DAMON_RECUT_GAP_MS), a new pace taken at once (after a failed commit, at the next
+	 * refresh). */
 	if (now / 1000000 >= s->next_refresh_ms || recut_pending(s) ||
 	    (s->refreshed && damon_pace_factor(&s->pace, cfg, now / 1000000) != s->factor)) {
 		s->next_refresh_ms = now / 1000000 + DAMON_REFRESH_MS;
