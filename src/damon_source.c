@@ -18,6 +18,7 @@
 #include "damon_regions.h"
 #include "damon_source.h"
 #include "damon_sysfs.h"
+#include "damon_targets.h"
 #include "evidence.h"
 #include "fileio.h"
 #include "log.h"
@@ -27,17 +28,6 @@
 #include "procs.h"
 #include "stats.h"
 #include "topology.h"
-
-struct target {
-	struct damon_feed_proc p;
-	int fd; /* its pagemap, -1 until first needed */
-	const char *procfs_root;
-	uint64_t recut_after_ms; /* not cut again before */
-	/* Spans of oversized or zoom regions (damon_region_zoom()): cut at the next refresh. */
-	struct damon_range zoom[DAMON_ZOOM_MAX];
-	size_t nzoom;
-	struct damon_recent recent; /* spans cut lately: not again yet */
-};
 
 struct region_rec {
 	struct damon_region r;
@@ -51,11 +41,7 @@ struct damon_source {
 	struct perf_sampler *smp;
 	struct config_pub *pub;
 	int slot;
-	/* Targets in kdamond order; old: the list before the last commit, for regions counted
-	 * before switch_ns. */
-	struct target *tg, *old;
-	size_t ntg, nold;
-	uint64_t switch_ns;
+	struct damon_targets ts;  /* in kdamond order */
 	struct damon_attrs attrs; /* last written */
 	struct damon_pace pace;
 	unsigned factor, old_factor; /* the pace of the last commit, of the one before */
@@ -72,14 +58,6 @@ struct damon_source {
 	uint32_t epoch;
 };
 
-static void targets_free(struct target *t, size_t n)
-{
-	for (size_t i = 0; t && i < n; i++)
-		if (t[i].fd >= 0)
-			close(t[i].fd);
-	free(t);
-}
-
 /* ---- processes -> targets ---------------------------------------------------------------- */
 
 /* Selected, and large enough to be worth a target (DAMON_MIN_RSS_MIB: shells and short
@@ -94,19 +72,9 @@ static bool selected(const struct damon_source *s, const struct pghotd_config *c
 	       proc_filter_match(cfg, &info);
 }
 
-/* Index of pid in t[0..n), or n. */
-static size_t target_find(const struct target *t, size_t n, pid_t pid)
-{
-	size_t i = 0;
-
-	while (i < n && t[i].p.pid != pid)
-		i++;
-	return i;
-}
-
 /* Where pid last ran, for the events' accessing CPU and node. */
 static void target_cpu(const struct damon_source *s, const struct pghotd_config *cfg,
-		       struct target *t)
+		       struct damon_target *t)
 {
 	struct procfs_stat st;
 
@@ -122,11 +90,11 @@ static void target_cpu(const struct damon_source *s, const struct pghotd_config 
  * order, then the new ones. DAMON commits targets by position, each keeping the regions of
  * the one it replaces, so a stable order keeps every process's regions its own. */
 static int list_targets(struct damon_source *s, const struct pghotd_config *cfg,
-			struct target **out, size_t *nout)
+			struct damon_target **out, size_t *nout)
 {
 	pid_t *pids;
 	size_t n, k = 0;
-	struct target *t;
+	struct damon_target *t;
 	int r = procfs_list_pids(s->d.procfs_root, &pids, &n);
 
 	if (r < 0)
@@ -135,7 +103,7 @@ static int list_targets(struct damon_source *s, const struct pghotd_config *cfg,
 	for (size_t i = 0; t && i < n && k < DAMON_MAX_TARGETS; i++) {
 		if (!selected(s, cfg, pids[i]))
 			continue;
-		t[k] = (struct target){
+		t[k] = (struct damon_target){
 		    .p = {.pid = pids[i]}, .fd = -1, .procfs_root = s->d.procfs_root};
 		target_cpu(s, cfg, &t[k]);
 		k++;
@@ -144,11 +112,11 @@ static int list_targets(struct damon_source *s, const struct pghotd_config *cfg,
 	if (!t)
 		return -ENOMEM;
 	/* Stable order: the pids that are targets already move to the front, in their order. */
-	for (size_t i = 0, at = 0; i < s->ntg; i++) {
-		size_t j = target_find(t, k, s->tg[i].p.pid);
+	for (size_t i = 0, at = 0; i < s->ts.ntg; i++) {
+		size_t j = damon_target_find(t, k, s->ts.tg[i].p.pid);
 
 		if (j < k) {
-			struct target tmp = t[at];
+			struct damon_target tmp = t[at];
 
 			t[at] = t[j], t[j] = tmp;
 			at++;
@@ -157,16 +125,6 @@ static int list_targets(struct damon_source *s, const struct pghotd_config *cfg,
 	*out = t;
 	*nout = k;
 	return 0;
-}
-
-static bool same_pids(const struct target *a, size_t na, const struct target *b, size_t nb)
-{
-	if (na != nb)
-		return false;
-	for (size_t i = 0; i < na; i++)
-		if (a[i].p.pid != b[i].p.pid)
-			return false;
-	return true;
 }
 
 static struct damon_attrs attrs_of(const struct pghotd_config *cfg, unsigned factor)
@@ -243,21 +201,6 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Remembers the region's span for the target's next cut, unless it overlaps one it has or
- * one cut lately; true when it did. */
-static bool zoom_add(struct target *t, const struct damon_region *r, uint64_t now_ms)
-{
-	if (damon_recent_covers(&t->recent, r->start, r->end, now_ms))
-		return false;
-	for (size_t i = 0; i < t->nzoom; i++)
-		if (r->start < t->zoom[i].end && t->zoom[i].start < r->end)
-			return false;
-	if (t->nzoom == DAMON_ZOOM_MAX)
-		return false;
-	t->zoom[t->nzoom++] = (struct damon_range){r->start, r->end};
-	return true;
-}
-
 /* The regions of the targets new to the running kdamond (damon_regions.h): max_regions pieces
  * (a start's min_regions left hot units in 41 MiB regions of 4 GiB until a finer cut); and of the
  * targets marked to be cut again: their remembered spans in DAMON_ZOOM_PIECES each, the rest whole;
@@ -265,7 +208,8 @@ static bool zoom_add(struct target *t, const struct damon_region *r, uint64_t no
  * exited: the commit will say so), or hold more than DAMON_CUT_VMAS_MAX VMAs, keeps DAMON's
  * regions. The ranges go to *buf (freed by the caller); NULL when there is none to give. */
 static struct damon_ranges *init_regions(struct damon_source *s, const struct pghotd_config *cfg,
-					 const struct target *t, size_t n, struct damon_range **buf)
+					 const struct damon_target *t, size_t n,
+					 struct damon_range **buf)
 {
 	struct damon_ranges *init;
 	struct damon_range three[3];
@@ -284,10 +228,10 @@ static struct damon_ranges *init_regions(struct damon_source *s, const struct pg
 		return NULL;
 	}
 	for (size_t i = 0; i < n && left > 0; i++) {
-		size_t j = target_find(s->tg, s->ntg, t[i].p.pid), k;
+		size_t j = damon_target_find(s->ts.tg, s->ts.ntg, t[i].p.pid), k;
 		uint32_t want = cfg->sources.damon.max_regions;
 
-		if (j < s->ntg && !s->tg[j].nzoom)
+		if (j < s->ts.ntg && !s->ts.tg[j].nzoom)
 			continue;
 		snprintf(path, sizeof(path), "%s/%d/maps", s->d.procfs_root, (int)t[i].p.pid);
 		s->vmas.all = true;
@@ -297,8 +241,8 @@ static struct damon_ranges *init_regions(struct damon_source *s, const struct pg
 		k = damon_three_ranges(s->vmas.v, s->vmas.n, three);
 		if (want > left)
 			want = (uint32_t)left;
-		if (j < s->ntg) { /* cut again: the spans only */
-			struct target *o = &s->tg[j];
+		if (j < s->ts.ntg) { /* cut again: the spans only */
+			struct damon_target *o = &s->ts.tg[j];
 
 			uint32_t pieces = damon_zoom_pieces(o->nzoom, left);
 
@@ -323,45 +267,29 @@ static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 	unsigned factor;
 	struct damon_ranges *init;
 	struct damon_range *ranges;
-	struct target *t;
-	bool recut = false;
+	struct damon_target *t;
+	bool recut, added;
 	size_t n;
 	pid_t *pids;
 	int r = list_targets(s, cfg, &t, &n);
 
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < n; i++) { /* the cuts' pace goes on */
-		size_t j = target_find(s->tg, s->ntg, t[i].p.pid);
-
-		if (j < s->ntg) {
-			const struct target *o = &s->tg[j];
-
-			/* A target cut again now remembers the spans (damon_recent). */
-			t[i].recent = o->recent;
-			t[i].recut_after_ms = o->recut_after_ms;
-			for (size_t z = 0; z < o->nzoom; z++)
-				damon_recent_add(&t[i].recent, o->zoom[z].start, o->zoom[z].end,
-						 now_ms);
-			if (o->nzoom)
-				t[i].recut_after_ms = now_ms + DAMON_RECUT_GAP_MS;
-			recut |= o->nzoom > 0;
-		} else {
-			damon_pace_busy(&s->pace, now_ms); /* a new process: its hot data to find */
-		}
-	}
+	damon_targets_carry(&s->ts, t, n, now_ms, &recut, &added); /* the cuts' pace goes on */
+	if (added)
+		damon_pace_busy(&s->pace, now_ms); /* a new process: its hot data to find */
 	factor = damon_pace_factor(&s->pace, cfg, now_ms);
 	a = attrs_of(cfg, factor);
-	if (same_pids(t, n, s->tg, s->ntg) && !memcmp(&a, &s->attrs, sizeof(a)) &&
-	    (s->kpid || n == 0) && !recut) {
+	if (damon_targets_same_pids(t, n, s->ts.tg, s->ts.ntg) &&
+	    !memcmp(&a, &s->attrs, sizeof(a)) && (s->kpid || n == 0) && !recut) {
 		for (size_t i = 0; i < n; i++) /* keep the open pagemaps, take the new CPUs */
-			s->tg[i].p.cpu = t[i].p.cpu, s->tg[i].p.node = t[i].p.node;
-		targets_free(t, n);
+			s->ts.tg[i].p.cpu = t[i].p.cpu, s->ts.tg[i].p.node = t[i].p.node;
+		damon_targets_free(t, n);
 		return 0;
 	}
 	pids = malloc((n ? n : 1) * sizeof(*pids));
 	if (!pids) {
-		targets_free(t, n);
+		damon_targets_free(t, n);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -372,13 +300,10 @@ static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 	free(init);
 	free(ranges);
 	if (r < 0) {
-		targets_free(t, n);
+		damon_targets_free(t, n);
 		return r;
 	}
-	targets_free(s->old, s->nold);
-	s->old = s->tg, s->nold = s->ntg;
-	s->tg = t, s->ntg = n;
-	s->switch_ns = clock_monotonic_ns();
+	damon_targets_switch(&s->ts, t, n, clock_monotonic_ns());
 	s->attrs = a;
 	s->old_factor = s->factor, s->factor = factor;
 	if (s->d.stats)
@@ -414,7 +339,7 @@ static bool keep_region(void *ctx, const struct perf_event_header *h, const stru
 
 static int target_pagemap(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n)
 {
-	struct target *t = ctx;
+	struct damon_target *t = ctx;
 	ssize_t got;
 
 	if (t->fd < 0) {
@@ -427,18 +352,6 @@ static int target_pagemap(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n)
 	if (got < 0)
 		return -errno;
 	return (int)((size_t)got / sizeof(*ent));
-}
-
-/* The target a region was counted with. */
-static struct target *region_target(struct damon_source *s, const struct region_rec *rec)
-{
-	bool before = rec->time_ns < s->switch_ns;
-	struct target *list = before ? s->old : s->tg;
-	size_t n = before ? s->nold : s->ntg;
-
-	if (rec->r.kdamond != s->kpid)
-		return NULL; /* another kdamond's, or an earlier one of ours */
-	return rec->r.target < n ? &list[rec->r.target] : NULL;
 }
 
 /* Feeds the drained regions under cfg at the last commit's pace; true when there was work: a
@@ -477,7 +390,9 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 	if (s->d.stats)
 		stats_src_add(s->d.stats, SRC_DAMON, SS_SAMPLES, s->nreg);
 	for (size_t i = 0; i < s->nreg; i++) {
-		struct target *t = region_target(s, &s->reg[i]);
+		struct damon_target *t =
+		    damon_targets_of(&s->ts, &s->reg[i].r, s->reg[i].time_ns, s->kpid);
+		struct damon_target *z;
 		long r;
 
 		if (!t)
@@ -487,13 +402,16 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 			int64_t h = procs_handle(s->d.procs, t->p.pid);
 			t->p.proc = h > 0 ? (uint32_t)h : 0;
 		}
+		/* A region counted before the last commit (its aggregation ended as the commit
+		 * took effect) marks its cut on the process's current target. */
 		if ((damon_aggr_size_add(&s->size, cfg, &s->reg[i].r, s->reg[i].time_ns) ||
 		     damon_region_zoom(&s->size, cfg, &s->reg[i].r)) &&
-		    now_ms >= t->recut_after_ms && zoom_add(t, &s->reg[i].r, now_ms))
+		    (z = damon_targets_now(&s->ts, t)) && now_ms >= z->recut_after_ms &&
+		    damon_target_zoom_add(z, &s->reg[i].r, now_ms))
 			work += damon_feed_probe_slow(&f, &s->reg[i].r, DAMON_PROBE_PAGES);
 		/* Ages counted at another pace than the view's are not read for cold pages. */
 		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns) &&
-			      (s->reg[i].time_ns >= s->switch_ns || s->old_factor == s->factor);
+			      (s->reg[i].time_ns >= s->ts.switch_ns || s->old_factor == s->factor);
 		r = damon_feed_region(&f, &t->p, &s->reg[i].r, budget);
 		if (r > 0)
 			budget -= (uint64_t)r;
@@ -502,14 +420,6 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 	}
 	s->nreg = 0;
 	return work > 0;
-}
-
-static bool recut_pending(const struct damon_source *s)
-{
-	for (size_t i = 0; i < s->ntg; i++)
-		if (s->tg[i].nzoom)
-			return true;
-	return false;
 }
 
 static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring_counts *total)
@@ -526,17 +436,13 @@ static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring
 	/* A target to cut again is cut at once (a span at most every DAMON_RECUT_MS, a process
 	 * every DAMON_RECUT_GAP_MS), a new pace taken at once (after a failed commit, at the next
 	 * refresh). */
-	if (now / 1000000 >= s->next_refresh_ms || recut_pending(s) ||
+	if (now / 1000000 >= s->next_refresh_ms || damon_targets_recut_pending(&s->ts) ||
 	    (s->refreshed && damon_pace_factor(&s->pace, cfg, now / 1000000) != s->factor)) {
 		s->next_refresh_ms = now / 1000000 + DAMON_REFRESH_MS;
 		refresh(s, cfg);
 		kdamond_follow(s);
 		/* Left marked only when the commit failed: not again before the pace allows. */
-		for (size_t i = 0; i < s->ntg; i++)
-			if (s->tg[i].nzoom) {
-				s->tg[i].nzoom = 0;
-				s->tg[i].recut_after_ms = now / 1000000 + DAMON_RECUT_GAP_MS;
-			}
+		damon_targets_recut_done(&s->ts, now / 1000000);
 	}
 }
 
@@ -654,8 +560,7 @@ void damon_source_free(struct damon_source *s)
 		perf_sampler_free(s->smp);
 	if (s->slot >= 0)
 		config_pub_unregister(s->pub, s->slot);
-	targets_free(s->tg, s->ntg);
-	targets_free(s->old, s->nold);
+	damon_targets_clear(&s->ts);
 	abit_vmas_free(&s->vmas);
 	free(s->reg);
 	free(s);
