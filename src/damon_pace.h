@@ -5,9 +5,10 @@
  * whether or not there is anything left to find; and pghotd reads the pagemap of every hot
  * region at each aggregation, already on a fast node or not. Once the hot data is up, that
  * is all cost. So the source runs at the configured intervals while it is busy: within the
- * last DAMON_PACE_IDLE_MS a hot region had pages on a slow node, a region with pages on one
- * was to be cut finer (damon_regions.h: data that turned hot inside a region mostly cold),
- * or a new process became a target; otherwise at DAMON_PACE_IDLE times both intervals (the
+ * last DAMON_PACE_IDLE_MS hot regions had DAMON_PACE_BUSY_PAGES pages on slow nodes in one
+ * aggregation, a region with pages on one was to be cut finer and its span not cut lately
+ * (damon_regions.h: data that turned hot inside a region mostly cold), or a new process
+ * became a target; otherwise at DAMON_PACE_IDLE times both intervals (the
  * same samples per aggregation, so "hot" keeps its meaning, and DAMON rescales the regions'
  * counts and ages to the new intervals from Linux 6.3; before, the ages a change left would
  * be read at the wrong interval, so there the configured pace stays). Data that turns hot
@@ -26,6 +27,10 @@ struct pghotd_config;
 
 #define DAMON_PACE_IDLE	   8	/* interval multiple while idle */
 #define DAMON_PACE_IDLE_MS 2000 /* idle after this long without work */
+/* Fewer slow hot pages in an aggregation are no work: the last pages of hot data up already
+ * (a region's edge, found a few at a time) kept the kdamond at 0.16 CPU s/s for 2 s each
+ * time, at 4 GiB in the emulator (scenario-scale --damon, 2026-12-06). */
+#define DAMON_PACE_BUSY_PAGES 32
 
 struct damon_pace {
 	uint64_t busy_until_ms; /* 0: never busy yet */

@@ -154,26 +154,49 @@ bool damon_recent_covers(const struct damon_recent *c, uint64_t start, uint64_t 
 	return false;
 }
 
+/* When the span at i is forgotten. */
+static uint64_t recent_forgotten_ms(const struct damon_recent *c, size_t i)
+{
+	return c->until_ms[i] + c->hold_ms[i];
+}
+
+bool damon_recent_knows(const struct damon_recent *c, uint64_t start, uint64_t end, uint64_t now_ms)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (now_ms < recent_forgotten_ms(c, i) && start < c->span[i].end &&
+		    c->span[i].start < end)
+			return true;
+	return false;
+}
+
 void damon_recent_add(struct damon_recent *c, uint64_t start, uint64_t end, uint64_t now_ms)
 {
-	size_t at = c->n, i = 0;
+	uint32_t hold = DAMON_RECUT_MIN_MS;
+	size_t at, i = 0;
 
-	while (i < c->n) /* the expired ones go */
-		if (now_ms >= c->until_ms[i]) {
+	while (i < c->n) /* the forgotten ones go */
+		if (now_ms >= recent_forgotten_ms(c, i)) {
 			c->n--;
 			c->span[i] = c->span[c->n], c->until_ms[i] = c->until_ms[c->n];
+			c->hold_ms[i] = c->hold_ms[c->n];
 		} else {
 			i++;
 		}
-	at = c->n;
+	for (at = 0; at < c->n; at++) /* cut again: held longer */
+		if (start < c->span[at].end && c->span[at].start < end) {
+			hold = c->hold_ms[at] < DAMON_RECUT_MS / 2 ? 2 * c->hold_ms[at]
+								   : DAMON_RECUT_MS;
+			break;
+		}
 	if (at == DAMON_RECENT_MAX) {
 		at = 0;
 		for (i = 1; i < c->n; i++)
-			if (c->until_ms[i] < c->until_ms[at])
+			if (recent_forgotten_ms(c, i) < recent_forgotten_ms(c, at))
 				at = i;
-	} else {
+	} else if (at == c->n) {
 		c->n++;
 	}
 	c->span[at] = (struct damon_range){start, end};
-	c->until_ms[at] = now_ms + DAMON_RECUT_MS;
+	c->until_ms[at] = now_ms + hold;
+	c->hold_ms[at] = hold;
 }

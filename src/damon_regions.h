@@ -37,9 +37,11 @@
 #define DAMON_OVERSIZED_MIN   (UINT64_C(8) << 20)
 /* A hot unit not warm at a process's cut waits for the next: with a process cut at most every
  * 3 s, 95% of 13 units of 2 MiB in 4 GiB took 3.0, 4.0 and 3.5 s; with each span at most every
- * 3 s and a process every 250 ms, 2.0, 2.0, 2.5, 2.5 and 4.5 s (scenario-scale --damon,
- * 2026-12-06). */
-#define DAMON_RECUT_MS	   3000 /* a span cut is not cut again before (damon_recent) */
+ * 3 s and a process every 250 ms, 2.0, 2.0, 2.5, 2.5 and 4.5 s; with a span held 0.5 s after
+ * its first cut (and the workload's clock started with its accesses), 1.5-3.0 s, median 2.0,
+ * in six runs (scenario-scale --damon, 2026-12-06). */
+#define DAMON_RECUT_MIN_MS 500	/* a span cut once is not cut again before (damon_recent) */
+#define DAMON_RECUT_MS	   3000 /* a span cut over and over: at most this often */
 #define DAMON_RECUT_GAP_MS 250	/* a process is not cut again before: a commit and a drain */
 #define DAMON_RECENT_MAX   64	/* spans of a process remembered as cut */
 #define DAMON_ZOOM_TIMES   2
@@ -58,22 +60,32 @@ struct damon_range {
 	uint64_t start, end; /* [start, end), page aligned */
 };
 
-/* The spans of a process cut in the last DAMON_RECUT_MS, not cut again before: DAMON merges
- * the cold pieces of a cut back, and a span that stays warm (a hot unit's cold neighbours)
- * would be cut over and over, each commit holding the source's thread (0.12-0.3 s in the
- * emulator). A span elsewhere, new hot data, is cut DAMON_RECUT_GAP_MS after the last cut.
+/* The spans of a process cut lately, not cut again yet: DAMON merges the cold pieces of a cut
+ * back, and a span that stays warm (a hot unit's cold neighbours) would be cut over and over,
+ * each commit holding the source's thread (0.12-0.3 s in the emulator). So a span is held
+ * after its cut, DAMON_RECUT_MIN_MS at first and twice as long each time it is cut again
+ * within its hold after the last one ran out, up to DAMON_RECUT_MS; one not cut again in that
+ * time is forgotten. A span cut once, as a process fills its memory (a warm sweep through
+ * it) or as its data turns hot, is free again soon: held 3 s, it kept a hot unit that came
+ * into such a span from its cut until DAMON split it out 3 s later (scenario-scale --damon,
+ * 2026-12-06). A span elsewhere, new hot data, is cut DAMON_RECUT_GAP_MS after the last cut.
  * Pure. */
 struct damon_recent {
 	struct damon_range span[DAMON_RECENT_MAX];
-	uint64_t until_ms[DAMON_RECENT_MAX];
+	uint64_t until_ms[DAMON_RECENT_MAX]; /* not cut again before */
+	uint32_t hold_ms[DAMON_RECENT_MAX];  /* the last hold: forgotten at until_ms + this */
 	size_t n;
 };
 
-/* True when [start, end) overlaps a span remembered and not expired at now_ms. */
+/* True when [start, end) overlaps a span held at now_ms. */
 bool damon_recent_covers(const struct damon_recent *c, uint64_t start, uint64_t end,
 			 uint64_t now_ms);
-/* Remembers [start, end) as cut at now_ms, until now_ms + DAMON_RECUT_MS; when full, in place
- * of the span that expires first. */
+/* True when [start, end) overlaps a span remembered at now_ms, held or not (not forgotten). */
+bool damon_recent_knows(const struct damon_recent *c, uint64_t start, uint64_t end,
+			uint64_t now_ms);
+/* Remembers [start, end) as cut at now_ms: in place of a span it overlaps that is still
+ * remembered, held twice that one's hold (at most DAMON_RECUT_MS); else held
+ * DAMON_RECUT_MIN_MS, when full in place of the span forgotten first. */
 void damon_recent_add(struct damon_recent *c, uint64_t start, uint64_t end, uint64_t now_ms);
 
 /* The three ranges of the VMAs v[0..n) (address order, not overlapping): from the first start

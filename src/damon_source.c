@@ -354,17 +354,17 @@ static int target_pagemap(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n)
 	return (int)((size_t)got / sizeof(*ent));
 }
 
-/* Feeds the drained regions under cfg at the last commit's pace; true when there was work: a
- * hot region had pages on a slow node, or a region with some on one is to be cut finer (data
- * that turned hot inside a region mostly cold: its pieces are best sampled at the configured
- * pace). */
+/* Feeds the drained regions under cfg at the last commit's pace; true when there was work:
+ * hot regions had DAMON_PACE_BUSY_PAGES pages on slow nodes, or a region with some on one is
+ * to be cut finer for the first time lately (data that turned hot inside a region mostly cold:
+ * its pieces are best sampled at the configured pace). */
 static bool feed_regions(struct damon_source *s, const struct pghotd_config *base, uint64_t now)
 {
 	/* A view of this drain's config: built first, and gone with the drain (its pointers are
 	 * base's, which a reload frees once the thread passes its next quiescent point). */
 	struct pghotd_config view;
 	const struct pghotd_config *cfg = &view;
-	uint64_t work = 0; /* slow hot pages fed, regions to cut */
+	uint64_t slow = 0, cuts = 0; /* slow hot pages fed, regions to cut with slow pages */
 	struct damon_feed f;
 
 	damon_pace_view(base, s->factor ? s->factor : 1, &view);
@@ -375,7 +375,7 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 				.want = s->d.cold ? cold_list_wanted(s->d.cold) : 0,
 				.now_ns = now,
 				.stats = s->d.stats,
-				.slow_hot = &work,
+				.slow_hot = &slow,
 				.first_thr = s->nreg ? evidence_first_threshold(cfg) : 0};
 	uint64_t budget = DAMON_PAGES_DRAIN, now_ms = now / 1000000;
 	uint32_t epoch = s->d.cold ? cold_list_epoch(s->d.cold) : 0;
@@ -403,12 +403,15 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 			t->p.proc = h > 0 ? (uint32_t)h : 0;
 		}
 		/* A region counted before the last commit (its aggregation ended as the commit
-		 * took effect) marks its cut on the process's current target. */
+		 * took effect) marks its cut on the process's current target. A span cut before
+		 * and still remembered is no work for the pace: what its cuts left warm (the
+		 * edges of hot data, the rest of it up already) would keep the pace busy. */
 		if ((damon_aggr_size_add(&s->size, cfg, &s->reg[i].r, s->reg[i].time_ns) ||
 		     damon_region_zoom(&s->size, cfg, &s->reg[i].r)) &&
 		    (z = damon_targets_now(&s->ts, t)) && now_ms >= z->recut_after_ms &&
-		    damon_target_zoom_add(z, &s->reg[i].r, now_ms))
-			work += damon_feed_probe_slow(&f, &s->reg[i].r, DAMON_PROBE_PAGES);
+		    damon_target_zoom_add(z, &s->reg[i].r, now_ms) &&
+		    !damon_recent_knows(&z->recent, s->reg[i].r.start, s->reg[i].r.end, now_ms))
+			cuts += damon_feed_probe_slow(&f, &s->reg[i].r, DAMON_PROBE_PAGES);
 		/* Ages counted at another pace than the view's are not read for cold pages. */
 		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns) &&
 			      (s->reg[i].time_ns >= s->ts.switch_ns || s->old_factor == s->factor);
@@ -419,7 +422,7 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 			break;
 	}
 	s->nreg = 0;
-	return work > 0;
+	return slow >= DAMON_PACE_BUSY_PAGES || cuts > 0;
 }
 
 static void on_drain(void *ctx, struct perf_sampler *smp, const struct perf_ring_counts *total)

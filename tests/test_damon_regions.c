@@ -165,25 +165,57 @@ static void cut_spans_cuts_the_spans_and_leaves_the_rest_whole(void **state)
 static void a_span_cut_lately_is_not_cut_again_until_it_expires(void **state)
 {
 	struct damon_recent c = {0};
+	const uint64_t t = 1000, hold = DAMON_RECUT_MIN_MS;
 
 	(void)state;
-	damon_recent_add(&c, 16 * M, 32 * M, 1000);
-	assert_true(damon_recent_covers(&c, 20 * M, 21 * M, 1000));  /* inside */
-	assert_true(damon_recent_covers(&c, 8 * M, 17 * M, 2000));   /* overlapping */
-	assert_false(damon_recent_covers(&c, 32 * M, 40 * M, 1000)); /* beside: new data */
-	assert_false(damon_recent_covers(&c, 20 * M, 21 * M, 1000 + DAMON_RECUT_MS));
-	/* Full: the span expiring first gives way; expired ones go first. */
+	damon_recent_add(&c, 16 * M, 32 * M, t);
+	assert_true(damon_recent_covers(&c, 20 * M, 21 * M, t));	   /* inside */
+	assert_true(damon_recent_covers(&c, 8 * M, 17 * M, t + hold - 1)); /* overlapping */
+	assert_false(damon_recent_covers(&c, 32 * M, 40 * M, t));	   /* beside: new data */
+	assert_false(damon_recent_covers(&c, 20 * M, 21 * M, t + hold));
+	/* Full: the span forgotten first gives way; forgotten ones go first. */
 	for (uint64_t i = 1; i < DAMON_RECENT_MAX; i++)
-		damon_recent_add(&c, (64 + i) * M, (65 + i) * M, 1000 + i);
+		damon_recent_add(&c, (64 + i) * M, (65 + i) * M, t + i);
 	assert_int_equal(c.n, DAMON_RECENT_MAX);
-	damon_recent_add(&c, 4096 * M, 4097 * M, 1500);
+	damon_recent_add(&c, 4096 * M, 4097 * M, t + 100);
 	assert_int_equal(c.n, DAMON_RECENT_MAX);
-	assert_false(damon_recent_covers(&c, 16 * M, 32 * M, 1500)); /* the first, replaced */
-	assert_true(damon_recent_covers(&c, 65 * M, 66 * M, 1500));
-	assert_true(damon_recent_covers(&c, 4096 * M, 4097 * M, 1500));
-	damon_recent_add(&c, 0, M, 1000 + DAMON_RECUT_MS + DAMON_RECENT_MAX);
-	assert_int_equal(c.n, 2); /* all but the one added at 1500 expired */
-	assert_true(damon_recent_covers(&c, 0, M, 1000 + DAMON_RECUT_MS + DAMON_RECENT_MAX));
+	assert_false(damon_recent_covers(&c, 16 * M, 32 * M, t + 100)); /* the first, replaced */
+	assert_true(damon_recent_covers(&c, 65 * M, 66 * M, t + 100));
+	assert_true(damon_recent_covers(&c, 4096 * M, 4097 * M, t + 100));
+	damon_recent_add(&c, 0, M, t + 2 * hold + DAMON_RECENT_MAX);
+	assert_int_equal(c.n, 2); /* all but the one added at t + 100 forgotten */
+	assert_true(damon_recent_covers(&c, 0, M, t + 2 * hold + DAMON_RECENT_MAX));
+}
+
+/* A span cut again and again is held twice as long each time, up to DAMON_RECUT_MS; one left
+ * alone for a hold after its last ran out is forgotten, and held briefly again. */
+static void a_span_cut_over_and_over_is_held_longer(void **state)
+{
+	struct damon_recent c = {0};
+	uint64_t now = 1000, hold = DAMON_RECUT_MIN_MS;
+
+	(void)state;
+	damon_recent_add(&c, 16 * M, 32 * M, now);
+	for (int i = 0; i < 6; i++) {
+		assert_true(damon_recent_covers(&c, 16 * M, 32 * M, now + hold - 1));
+		assert_false(damon_recent_covers(&c, 16 * M, 32 * M, now + hold));
+		now += hold; /* cut again as soon as it may be, a part of it */
+		damon_recent_add(&c, 20 * M, 24 * M, now);
+		hold = 2 * hold < DAMON_RECUT_MS ? 2 * hold : DAMON_RECUT_MS;
+	}
+	assert_int_equal(hold, DAMON_RECUT_MS);
+	assert_int_equal(c.n, 1);
+	/* Known while remembered, held or not; not beside it. */
+	assert_true(damon_recent_knows(&c, 16 * M, 22 * M, now + 2 * DAMON_RECUT_MS - 1));
+	assert_false(damon_recent_knows(&c, 16 * M, 20 * M, now));
+	assert_false(damon_recent_knows(&c, 20 * M, 24 * M, now + 2 * DAMON_RECUT_MS));
+	assert_false(damon_recent_covers(&c, 16 * M, 20 * M, now)); /* the part kept */
+	assert_true(damon_recent_covers(&c, 20 * M, 24 * M, now + DAMON_RECUT_MS - 1));
+	/* Left alone until forgotten: held briefly again. */
+	now += 2 * DAMON_RECUT_MS;
+	damon_recent_add(&c, 20 * M, 24 * M, now);
+	assert_true(damon_recent_covers(&c, 20 * M, 24 * M, now + DAMON_RECUT_MIN_MS - 1));
+	assert_false(damon_recent_covers(&c, 20 * M, 24 * M, now + DAMON_RECUT_MIN_MS));
 }
 
 int main(void)
@@ -195,6 +227,7 @@ int main(void)
 	    cmocka_unit_test(zoom_is_a_large_warm_region_not_a_hot_or_idle_one),
 	    cmocka_unit_test(cut_spans_cuts_the_spans_and_leaves_the_rest_whole),
 	    cmocka_unit_test(a_span_cut_lately_is_not_cut_again_until_it_expires),
+	    cmocka_unit_test(a_span_cut_over_and_over_is_held_longer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
