@@ -145,28 +145,34 @@ uint32_t damon_zoom_pieces(size_t nzoom, size_t room)
 	return fit < DAMON_ZOOM_PIECES ? (uint32_t)fit : DAMON_ZOOM_PIECES;
 }
 
-bool damon_recent_covers(const struct damon_recent *c, uint64_t start, uint64_t end,
-			 uint64_t now_ms)
-{
-	for (size_t i = 0; i < c->n; i++)
-		if (now_ms < c->until_ms[i] && start < c->span[i].end && c->span[i].start < end)
-			return true;
-	return false;
-}
-
 /* When the span at i is forgotten. */
 static uint64_t recent_forgotten_ms(const struct damon_recent *c, size_t i)
 {
 	return c->until_ms[i] + c->hold_ms[i];
 }
 
+/* Index of the first span overlapping [start, end) that is held (held) or remembered at
+ * now_ms, or c->n. */
+static size_t recent_find(const struct damon_recent *c, uint64_t start, uint64_t end,
+			  uint64_t now_ms, bool held)
+{
+	size_t i = 0;
+
+	while (i < c->n && !(now_ms < (held ? c->until_ms[i] : recent_forgotten_ms(c, i)) &&
+			     damon_range_overlaps(&c->span[i], start, end)))
+		i++;
+	return i;
+}
+
+bool damon_recent_covers(const struct damon_recent *c, uint64_t start, uint64_t end,
+			 uint64_t now_ms)
+{
+	return recent_find(c, start, end, now_ms, true) < c->n;
+}
+
 bool damon_recent_knows(const struct damon_recent *c, uint64_t start, uint64_t end, uint64_t now_ms)
 {
-	for (size_t i = 0; i < c->n; i++)
-		if (now_ms < recent_forgotten_ms(c, i) && start < c->span[i].end &&
-		    c->span[i].start < end)
-			return true;
-	return false;
+	return recent_find(c, start, end, now_ms, false) < c->n;
 }
 
 void damon_recent_add(struct damon_recent *c, uint64_t start, uint64_t end, uint64_t now_ms)
@@ -182,18 +188,15 @@ void damon_recent_add(struct damon_recent *c, uint64_t start, uint64_t end, uint
 		} else {
 			i++;
 		}
-	for (at = 0; at < c->n; at++) /* cut again: held longer */
-		if (start < c->span[at].end && c->span[at].start < end) {
-			hold = c->hold_ms[at] < DAMON_RECUT_MS / 2 ? 2 * c->hold_ms[at]
-								   : DAMON_RECUT_MS;
-			break;
-		}
-	if (at == DAMON_RECENT_MAX) {
+	at = recent_find(c, start, end, now_ms, false);
+	if (at < c->n) { /* cut again: held longer */
+		hold = c->hold_ms[at] < DAMON_RECUT_MS / 2 ? 2 * c->hold_ms[at] : DAMON_RECUT_MS;
+	} else if (c->n == DAMON_RECENT_MAX) { /* full: in place of the one forgotten first */
 		at = 0;
 		for (i = 1; i < c->n; i++)
 			if (recent_forgotten_ms(c, i) < recent_forgotten_ms(c, at))
 				at = i;
-	} else if (at == c->n) {
+	} else {
 		c->n++;
 	}
 	c->span[at] = (struct damon_range){start, end};

@@ -60,6 +60,12 @@ struct damon_range {
 	uint64_t start, end; /* [start, end), page aligned */
 };
 
+/* Whether r and [start, end) overlap. */
+static inline bool damon_range_overlaps(const struct damon_range *r, uint64_t start, uint64_t end)
+{
+	return start < r->end && r->start < end;
+}
+
 /* The spans of a process cut lately, not cut again yet: DAMON merges the cold pieces of a cut
  * back, and a span that stays warm (a hot unit's cold neighbours) would be cut over and over,
  * each commit holding the source's thread (0.12-0.3 s in the emulator). So a span is held

@@ -392,7 +392,6 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 	for (size_t i = 0; i < s->nreg; i++) {
 		struct damon_target *t =
 		    damon_targets_of(&s->ts, &s->reg[i].r, s->reg[i].time_ns, s->kpid);
-		struct damon_target *z;
 		long r;
 
 		if (!t)
@@ -402,15 +401,12 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 			int64_t h = procs_handle(s->d.procs, t->p.pid);
 			t->p.proc = h > 0 ? (uint32_t)h : 0;
 		}
-		/* A region counted before the last commit (its aggregation ended as the commit
-		 * took effect) marks its cut on the process's current target. A span cut before
-		 * and still remembered is no work for the pace: what its cuts left warm (the
-		 * edges of hot data, the rest of it up already) would keep the pace busy. */
+		/* A span cut before and still remembered is no work for the pace: what its cuts
+		 * left warm (the edges of hot data, the rest of it up already) would keep the
+		 * pace busy. The size is counted for every region. */
 		if ((damon_aggr_size_add(&s->size, cfg, &s->reg[i].r, s->reg[i].time_ns) ||
 		     damon_region_zoom(&s->size, cfg, &s->reg[i].r)) &&
-		    (z = damon_targets_now(&s->ts, t)) && now_ms >= z->recut_after_ms &&
-		    damon_target_zoom_add(z, &s->reg[i].r, now_ms) &&
-		    !damon_recent_knows(&z->recent, s->reg[i].r.start, s->reg[i].r.end, now_ms))
+		    damon_targets_mark_cut(&s->ts, t, &s->reg[i].r, now_ms))
 			cuts += damon_feed_probe_slow(&f, &s->reg[i].r, DAMON_PROBE_PAGES);
 		/* Ages counted at another pace than the view's are not read for cold pages. */
 		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns) &&

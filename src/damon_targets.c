@@ -99,12 +99,21 @@ bool damon_target_zoom_add(struct damon_target *t, const struct damon_region *r,
 	if (damon_recent_covers(&t->recent, r->start, r->end, now_ms))
 		return false;
 	for (size_t i = 0; i < t->nzoom; i++)
-		if (r->start < t->zoom[i].end && t->zoom[i].start < r->end)
+		if (damon_range_overlaps(&t->zoom[i], r->start, r->end))
 			return false;
 	if (t->nzoom == DAMON_ZOOM_MAX)
 		return false;
 	t->zoom[t->nzoom++] = (struct damon_range){r->start, r->end};
 	return true;
+}
+
+bool damon_targets_mark_cut(struct damon_targets *ts, struct damon_target *t,
+			    const struct damon_region *r, uint64_t now_ms)
+{
+	struct damon_target *z = damon_targets_now(ts, t);
+
+	return z && now_ms >= z->recut_after_ms && damon_target_zoom_add(z, r, now_ms) &&
+	       !damon_recent_knows(&z->recent, r->start, r->end, now_ms);
 }
 
 bool damon_targets_recut_pending(const struct damon_targets *ts)

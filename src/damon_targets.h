@@ -69,6 +69,12 @@ struct damon_target *damon_targets_now(struct damon_targets *ts, struct damon_ta
 /* Marks the region's span on t for its next cut, unless it overlaps a span marked already or
  * one cut lately (damon_recent), or DAMON_ZOOM_MAX are marked; true when it did. */
 bool damon_target_zoom_add(struct damon_target *t, const struct damon_region *r, uint64_t now_ms);
+/* A region t was counted with asks for a cut: marks it (damon_target_zoom_add()) on the
+ * target of t's process in force (damon_targets_now()) unless that process was cut within
+ * DAMON_RECUT_GAP_MS. True when marked and the span is new: not cut again while remembered
+ * (damon_recent_knows()), which is what the source's pace counts as work. */
+bool damon_targets_mark_cut(struct damon_targets *ts, struct damon_target *t,
+			    const struct damon_region *r, uint64_t now_ms);
 /* Whether a target in force has spans marked. */
 bool damon_targets_recut_pending(const struct damon_targets *ts);
 /* After a commit attempt at now_ms: the marks go (a failed commit's with them: not cut again

@@ -87,6 +87,32 @@ static void a_cut_asked_before_the_commit_is_marked_on_the_target_in_force(void 
 	damon_targets_clear(&ts);
 }
 
+/* The whole ask: marked where the next commit looks, not within a process's gap, not for a
+ * process gone; new only when the span is not remembered as cut. */
+static void a_cut_is_new_work_only_for_a_span_not_remembered(void **state)
+{
+	struct damon_targets ts;
+	struct damon_region r = region(1, 0, 64 * M), gone = region(2, 0, 64 * M);
+	struct damon_target *t;
+
+	(void)state;
+	two_lists(&ts);
+	t = damon_targets_of(&ts, &r, SWITCH_NS - 1, KDAMOND); /* process 20, old list */
+	assert_true(damon_targets_mark_cut(&ts, t, &r, NOW_MS));
+	assert_int_equal(ts.tg[0].nzoom, 1);
+	t = damon_targets_of(&ts, &gone, SWITCH_NS - 1, KDAMOND); /* process 30, gone */
+	assert_false(damon_targets_mark_cut(&ts, t, &gone, NOW_MS));
+	/* Process 10 (in force: index 1) within its gap. */
+	ts.tg[1].recut_after_ms = NOW_MS + 1;
+	assert_false(damon_targets_mark_cut(&ts, &ts.tg[1], &r, NOW_MS));
+	assert_int_equal(ts.tg[1].nzoom, 0);
+	/* Process 40 (index 2): its span cut once, held no more but remembered: marked, not new. */
+	damon_recent_add(&ts.tg[2].recent, r.start, r.end, NOW_MS - DAMON_RECUT_MIN_MS);
+	assert_false(damon_targets_mark_cut(&ts, &ts.tg[2], &r, NOW_MS));
+	assert_int_equal(ts.tg[2].nzoom, 1);
+	damon_targets_clear(&ts);
+}
+
 static void a_span_is_marked_once_and_not_when_cut_lately(void **state)
 {
 	struct damon_target t = {.fd = -1};
@@ -165,6 +191,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(a_region_is_read_with_the_list_it_was_counted_with),
 	    cmocka_unit_test(a_cut_asked_before_the_commit_is_marked_on_the_target_in_force),
+	    cmocka_unit_test(a_cut_is_new_work_only_for_a_span_not_remembered),
 	    cmocka_unit_test(a_span_is_marked_once_and_not_when_cut_lately),
 	    cmocka_unit_test(the_next_list_takes_over_the_cuts_pace),
 	    cmocka_unit_test(a_failed_cut_waits_out_the_gap),
