@@ -63,8 +63,10 @@ struct damon_ranges {
 /* Writes attrs and the n targets (pids; init, when not NULL, n regions lists: the regions of
  * targets the kdamond does not have yet, damon_regions.h), then turns the kdamond on, or
  * commits when it is on (off and on again when the kernel refuses the commit); n == 0 turns
- * it off. Every write of the targets clears the regions DAMON's sysfs holds, so the next
- * commit keeps the regions DAMON made of them. 0 or -errno. */
+ * it off. A target without init has no regions in DAMON's sysfs after the write, so the commit
+ * keeps the regions DAMON made of it. Only what changed since the last write is written again
+ * (DAMON's sysfs rebuilds the directories under any count written to it). 0 or -errno; after
+ * an error, the next write is whole. */
 int damon_sysfs_set_targets(struct damon_kdamond *k, const struct damon_attrs *a, const pid_t *pids,
 			    const struct damon_ranges *init, size_t n);
 /* The kdamond's thread pid; -ESRCH when it is not running. */

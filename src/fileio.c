@@ -175,13 +175,11 @@ int file_write_atomic(const char *path, const char *buf, size_t len)
 	return r;
 }
 
-int file_write_attr(const char *path, const char *s)
+static int open_attr(int dirfd, const char *path, int flags)
 {
 	struct stat st;
-	size_t len = strlen(s);
-	ssize_t n;
-	int r = 0,
-	    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	int r, fd = openat(dirfd, path,
+			   O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | flags);
 
 	if (fd < 0)
 		return -errno;
@@ -189,14 +187,47 @@ int file_write_attr(const char *path, const char *s)
 		r = -errno;
 	else if (!S_ISREG(st.st_mode))
 		r = -EBADFD;
-	if (r == 0) {
-		do
-			n = write(fd, s, len);
-		while (n < 0 && errno == EINTR);
-		r = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
-	}
+	else
+		return fd;
 	close(fd);
 	return r;
+}
+
+/* One write(2) of len bytes of s at offset off (-1: the file's own). */
+static int write_once(int fd, const char *s, size_t len, off_t off)
+{
+	ssize_t n;
+
+	do
+		n = off < 0 ? write(fd, s, len) : pwrite(fd, s, len, off);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
+}
+
+int file_write_attr(const char *path, const char *s)
+{
+	int r, fd = open_attr(AT_FDCWD, path, O_TRUNC);
+
+	if (fd < 0)
+		return fd;
+	r = write_once(fd, s, strlen(s), -1);
+	close(fd);
+	return r;
+}
+
+int file_open_attr_at(int dirfd, const char *path)
+{
+	return open_attr(dirfd, path, 0);
+}
+
+int file_pwrite_attr(int fd, const char *s)
+{
+	char buf[128];
+	int n = snprintf(buf, sizeof(buf), "%s\n", s);
+
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -EINVAL;
+	return write_once(fd, buf, (size_t)n, 0);
 }
 
 /* Hands line() the complete lines of buf[0..have); returns how many bytes were used, or a

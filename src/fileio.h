@@ -51,5 +51,13 @@ int file_write_atomic(const char *path, const char *buf, size_t len);
  * O_NOFOLLOW | O_NONBLOCK and checked to be a regular file (-EBADFD otherwise). A short write
  * is -EIO. 0 or -errno (the kernel's refusal, e.g. -EBUSY or -EINVAL). */
 int file_write_attr(const char *path, const char *s);
+/* For an attribute written again, or one of many in a directory: opens path (relative to dirfd,
+ * or AT_FDCWD) write-only, checked as file_write_attr() does (-EBADFD), and returns the fd for
+ * file_pwrite_attr(), or -errno. */
+int file_open_attr_at(int dirfd, const char *path);
+/* Writes s (under 127 bytes, else -EINVAL) and a newline at offset 0 of fd in one write(2):
+ * an attribute takes the value whole each time, and a regular file (a test fixture, not
+ * truncated) reads it back as its first line. 0 or -errno; a short write is -EIO. */
+int file_pwrite_attr(int fd, const char *s);
 
 #endif

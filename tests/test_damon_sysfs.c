@@ -242,6 +242,19 @@ static void leaves_a_running_pghotds_kdamond_alone(void **state)
 	assert_string_equal(get(f, "0/state"), "on");
 }
 
+/* Target t's regions directory with n regions, as the kernel makes it for nr_regions n. */
+static void region_dirs(const struct fx *f, unsigned t, unsigned n)
+{
+	char cmd[3 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd),
+		 "d='%s/" DAMON_ADMIN "/0/contexts/0/targets/%u/regions' && mkdir -p \"$d\" && "
+		 "touch \"$d/nr_regions\" && for i in $(seq 0 %d); do mkdir -p \"$d/$i\" && "
+		 "touch \"$d/$i/start\" \"$d/$i/end\"; done",
+		 f->root, t, (int)n - 1);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void commits_new_targets_to_the_running_kdamond_and_stops_without_any(void **state)
 {
 	struct fx *f = *state;
@@ -259,14 +272,8 @@ static void commits_new_targets_to_the_running_kdamond_and_stops_without_any(voi
 	/* A new target's regions, as the kernel's directories would take them. */
 	const struct damon_range cut[] = {{0x10000, 0x20000}, {0x20000, 0x31000}};
 	const struct damon_ranges init[] = {{NULL, 0}, {NULL, 0}, {cut, 2}};
-	char cmd[3 * PATH_MAX];
 
-	snprintf(cmd, sizeof(cmd),
-		 "d='%s/" DAMON_ADMIN "/0/contexts/0/targets/2/regions' && mkdir -p \"$d/0\" "
-		 "\"$d/1\" && touch \"$d/nr_regions\" \"$d/0/start\" \"$d/0/end\" \"$d/1/start\" "
-		 "\"$d/1/end\"",
-		 f->root);
-	assert_int_equal(system(cmd), 0);
+	region_dirs(f, 2, 2);
 	assert_int_equal(damon_sysfs_set_targets(k, &attrs, next, init, 3), 0);
 	assert_string_equal(get(f, "0/contexts/0/targets/2/regions/nr_regions"), "2");
 	assert_string_equal(get(f, "0/contexts/0/targets/2/regions/0/start"), "65536");
@@ -280,6 +287,53 @@ static void commits_new_targets_to_the_running_kdamond_and_stops_without_any(voi
 	assert_int_equal(kpid, 812);
 	assert_int_equal(damon_sysfs_set_targets(k, &attrs, NULL, NULL, 0), 0);
 	assert_string_equal(get(f, "0/state"), "off");
+	damon_sysfs_release(k);
+}
+
+/* DAMON's sysfs rebuilds every directory under a count written to it, the same count too: a
+ * commit writes the counts, pids and region values that changed since the last, and all again
+ * after a failed write. */
+static void writes_only_what_changed_since_the_last_commit(void **state)
+{
+	struct fx *f = *state;
+	struct damon_kdamond *k = NULL;
+	const pid_t pids[] = {100, 101};
+	struct damon_range cut[] = {{0x10000, 0x20000}, {0x20000, 0x31000}};
+	const struct damon_ranges init[] = {{cut, 2}, {NULL, 0}}, none[] = {{NULL, 0}, {NULL, 0}};
+	const char *const same[] = {
+	    "0/contexts/0/targets/nr_targets", "0/contexts/0/targets/1/pid_target",
+	    "0/contexts/0/targets/0/regions/nr_regions", "0/contexts/0/targets/0/regions/0/start"};
+
+	assert_int_equal(damon_sysfs_claim(f->root, f->procfs, &k, f->why, sizeof(f->why)), 0);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, NULL, 2), 0);
+	region_dirs(f, 0, 2);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, init, 2), 0);
+	assert_string_equal(get(f, "0/contexts/0/targets/0/regions/nr_regions"), "2");
+	assert_string_equal(get(f, "0/contexts/0/targets/0/regions/1/end"), "200704");
+	/* Marks where nothing is to be written again. */
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+		put(f, same[i], "x");
+	cut[1].end = 0x40000;
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, init, 2), 0);
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+		assert_string_equal(get(f, same[i]), "x");
+	assert_string_equal(get(f, "0/contexts/0/targets/0/regions/1/end"), "262144");
+	/* No regions this time: the ones written go, so the commit keeps DAMON's own. */
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, none, 2), 0);
+	assert_string_equal(get(f, "0/contexts/0/targets/0/regions/nr_regions"), "0");
+	assert_string_equal(get(f, "0/contexts/0/targets/nr_targets"), "x");
+	/* A write that fails (the directory gone): everything is written again next time. */
+	char cmd[2 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd), "rm -r '%s/" DAMON_ADMIN "/0/contexts/0/targets/0/regions'",
+		 f->root);
+	assert_int_equal(system(cmd), 0);
+	assert_true(damon_sysfs_set_targets(k, &attrs, pids, init, 2) < 0);
+	region_dirs(f, 0, 2);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, init, 2), 0);
+	assert_string_equal(get(f, "0/contexts/0/targets/nr_targets"), "2");
+	assert_string_equal(get(f, "0/contexts/0/targets/1/pid_target"), "101");
+	assert_string_equal(get(f, "0/contexts/0/targets/0/regions/0/start"), "65536");
 	damon_sysfs_release(k);
 }
 
@@ -308,6 +362,7 @@ int main(void)
 	    T(stops_and_takes_over_the_kdamond_of_a_killed_pghotd),
 	    T(leaves_a_running_pghotds_kdamond_alone),
 	    T(commits_new_targets_to_the_running_kdamond_and_stops_without_any),
+	    T(writes_only_what_changed_since_the_last_commit),
 	    T(kernel_without_damon_sysfs_is_enodev),
 	};
 

@@ -104,12 +104,49 @@ static void read_alloc_keeps_nul_bytes_and_bounds_the_size(void **state)
 	assert_int_equal(len, 3);
 }
 
+/* An attribute held open takes each value whole at offset 0; a link and a FIFO are refused at
+ * once, as file_write_attr() refuses them. */
+static void attr_held_open_takes_each_value_at_offset_0(void **state)
+{
+	char file[128], link_path[128], fifo[128], buf[64], big[160];
+	int fd, dfd;
+	(void)state;
+
+	in_dir(file, sizeof(file), "attr");
+	in_dir(link_path, sizeof(link_path), "attr-link");
+	in_dir(fifo, sizeof(fifo), "attr-fifo");
+	put(file, "0", 1);
+	fd = file_open_attr_at(AT_FDCWD, file);
+	assert_true(fd >= 0);
+	assert_int_equal(file_pwrite_attr(fd, "123456"), 0);
+	assert_int_equal(file_pwrite_attr(fd, "99"), 0);
+	close(fd);
+	assert_int_equal(file_read_line(file, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "99");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(file_pwrite_attr(0, big), -EINVAL); /* over 127 bytes */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	fd = file_open_attr_at(dfd, "attr");
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlink(file, link_path), 0);
+	assert_int_equal(file_open_attr_at(dfd, "attr-link"), -ELOOP);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(5);
+	assert_true(file_open_attr_at(dfd, "attr-fifo") < 0); /* no reader: -ENXIO at once */
+	alarm(0);
+	close(dfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(reads_of_a_fifo_or_a_directory_fail_at_once),
 	    cmocka_unit_test(open_regular_returns_a_blocking_fd_and_can_refuse_symlinks),
 	    cmocka_unit_test(read_alloc_keeps_nul_bytes_and_bounds_the_size),
+	    cmocka_unit_test(attr_held_open_takes_each_value_at_offset_0),
 	};
 	return cmocka_run_group_tests(tests, dir_setup, dir_teardown);
 }
