@@ -154,7 +154,7 @@ static void node_above_its_lending_floor_lends_and_is_paid_back(void **state)
 
 	/* At the floor (2% free): no loan, the trade first. */
 	x->fake.now += 100;
-	x->fake.account = false;
+	assert_int_equal(x->fake.moved_out[0], 0); /* four up, four down */
 	x->fake.free_pct[0] = 2;
 	assert_int_equal(hot(x, x->self, 0x8000, 0), 1);
 	x->fake.calls = 0;
@@ -184,6 +184,28 @@ static void node_lends_down_to_its_kernel_mark_not_below(void **state)
 	assert_int_equal(x->fake.call_node[1], SLOW);
 	assert_int_equal(promoted_to(x, 0), 4);
 	assert_int_equal(promoter_deferred(x->p), 0);
+}
+
+/* More hot pages than the loan and the trade can cover, with more cold pages listed than are
+ * old enough to trade: the room the trade made is in the free memory read after it, and is not
+ * lent again on the strength of the younger ones, so the node keeps its floor (2 pages). */
+static void loan_and_trade_together_keep_the_node_above_its_floor(void **state)
+{
+	struct fx *x = *state;
+
+	with_cold(x);
+	x->fake.free_pct[0] = 8; /* reserve 10 pages, floor 2: lends 6 */
+	x->fake.free_pct[1] = 2;
+	for (int i = 0; i < 10; i++) /* idle long enough to trade */
+		cold_page(x, 0x100000 + i * BASE, 0, 100 + i);
+	for (int i = 10; i < 40; i++) /* idle for 100 ms only */
+		cold_page(x, 0x100000 + i * BASE, 0, x->fake.now - 100);
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(hot(x, x->self, 0x1000 + i * BASE, 0), 1);
+	run(x);
+	assert_int_equal(demoted(x, 0, DEMOTE_EXCHANGE), 10);
+	assert_int_equal(promoted_to(x, 0), 16); /* the loan, then the trade's room */
+	assert_int_equal(8 + x->fake.moved_out[0] / (int64_t)BASE, 2);
 }
 
 /* A node above its reserve but not above its kernel mark has no room of its own and lends
@@ -712,6 +734,7 @@ int main(void)
 	    T(node_above_its_reserve_lends_once_its_own_room_is_taken),
 	    T(loan_is_paid_back_once_no_hot_page_waits),
 	    T(node_lends_down_to_its_kernel_mark_not_below),
+	    T(loan_and_trade_together_keep_the_node_above_its_floor),
 	    T(node_at_its_kernel_mark_has_no_room_of_its_own),
 	    T(exchange_takes_pages_idle_for_the_window_the_free_target_waits),
 	    T(page_promoted_within_its_cooldown_is_not_demoted),
