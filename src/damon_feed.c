@@ -53,6 +53,21 @@ void damon_cold_pass_start(struct damon_cold_pass *c)
 	c->due = true;
 }
 
+bool damon_cold_pass_due(struct damon_cold_pass *c, const struct pghotd_config *cfg,
+			 uint64_t now_ms, uint32_t epoch, uint64_t want, size_t offers)
+{
+	bool low = want && offers < DAMON_COLD_LOW &&
+		   now_ms >= c->last_ms + config_demotion_exchange_ms(cfg) / 2;
+
+	if (now_ms < c->next_ms && epoch == c->epoch && !low)
+		return false;
+	c->next_ms = now_ms + config_demotion_idle_ms(cfg) / 4;
+	c->last_ms = now_ms;
+	c->epoch = epoch;
+	damon_cold_pass_start(c);
+	return true;
+}
+
 bool damon_cold_pass_covers(struct damon_cold_pass *c, const struct pghotd_config *cfg,
 			    uint64_t time_ns)
 {

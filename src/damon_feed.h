@@ -80,11 +80,25 @@ uint64_t damon_aggr_span_ns(const struct pghotd_config *cfg);
  * damon_cold_pass_start() until damon_aggr_span_ns() later, and no further. Pure; zeroed, no pass
  * is under way. */
 struct damon_cold_pass {
-	uint64_t end_ns; /* records before this belong to the pass */
-	bool due;	 /* started; the next record opens it */
+	uint64_t end_ns;	   /* records before this belong to the pass */
+	bool due;		   /* started; the next record opens it */
+	uint64_t next_ms, last_ms; /* the next pass by the clock, the last one's start */
+	uint32_t epoch;		   /* the cold list's epoch at the last pass */
 };
 
+/* A watched node with fewer offers than this waits no longer than half the exchange age for a
+ * pass: a demotion's worth (PROMOTER_WORK_MAX). */
+#define DAMON_COLD_LOW 4096
+
 void damon_cold_pass_start(struct damon_cold_pass *c);
+/* Starts a pass (damon_cold_pass_start()) when one is due at now_ms, and says whether it did:
+ * a quarter of the idle time after the last (offers stay trusted that long), at once when the
+ * mover asked for more (epoch, cold_list_epoch(), moved on), and half the exchange age after the
+ * last while a node is watched (want) and the cold list holds fewer than DAMON_COLD_LOW
+ * offers (offers): data that settled since the last pass (a process done with its buffers)
+ * is on offer before hot pages wait for room, not up to a quarter of the idle time later. */
+bool damon_cold_pass_due(struct damon_cold_pass *c, const struct pghotd_config *cfg,
+			 uint64_t now_ms, uint32_t epoch, uint64_t want, size_t offers);
 /* Whether the region recorded at time_ns (CLOCK_MONOTONIC) is in the cold pass. */
 bool damon_cold_pass_covers(struct damon_cold_pass *c, const struct pghotd_config *cfg,
 			    uint64_t time_ns);

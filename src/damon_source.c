@@ -52,10 +52,9 @@ struct damon_source {
 	struct region_rec *reg;
 	size_t nreg;
 	struct abit_vmas vmas; /* a new target's maps (init_regions) */
-	uint64_t next_refresh_ms, next_cold_ms;
+	uint64_t next_refresh_ms;
 	struct damon_cold_pass cold_pass;
 	struct damon_aggr_size size; /* of the kdamond's regions, for oversized ones */
-	uint32_t epoch;
 };
 
 /* ---- processes -> targets ---------------------------------------------------------------- */
@@ -380,13 +379,8 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 	uint64_t budget = DAMON_PAGES_DRAIN, now_ms = now / 1000000;
 	uint32_t epoch = s->d.cold ? cold_list_epoch(s->d.cold) : 0;
 
-	/* A cold pass a quarter of the idle time apart (offers stay trusted that long), or at
-	 * once when the mover asked for more (a new epoch). */
-	if (now_ms >= s->next_cold_ms || epoch != s->epoch) {
-		s->next_cold_ms = now_ms + config_demotion_idle_ms(cfg) / 4;
-		s->epoch = epoch;
-		damon_cold_pass_start(&s->cold_pass);
-	}
+	damon_cold_pass_due(&s->cold_pass, cfg, now_ms, epoch, f.want,
+			    s->d.cold ? cold_list_len(s->d.cold) : 0);
 	if (s->d.stats)
 		stats_src_add(s->d.stats, SRC_DAMON, SS_SAMPLES, s->nreg);
 	for (size_t i = 0; i < s->nreg; i++) {

@@ -346,6 +346,27 @@ static void a_cold_pass_covers_one_aggregation_over_drains(void **state)
 	assert_false(damon_cold_pass_covers(&c, f->cfg, t0 + 400 * ms));
 }
 
+/* Passes a quarter of the idle time apart (15 s at the shipped 60 s), at once for a new epoch,
+ * and half the exchange age apart (1.5 s) while a watched node's offers run low. */
+static void cold_passes_come_sooner_while_a_watched_node_has_few_offers(void **state)
+{
+	struct fx *f = *state;
+	struct damon_cold_pass c = {0};
+	const uint64_t t0 = 7000, quarter = config_demotion_idle_ms(f->cfg) / 4,
+		       half = config_demotion_exchange_ms(f->cfg) / 2;
+
+	assert_true(damon_cold_pass_due(&c, f->cfg, t0, 0, 0, 0));	   /* the first */
+	assert_false(damon_cold_pass_due(&c, f->cfg, t0 + half, 0, 0, 0)); /* nothing watched */
+	assert_false(damon_cold_pass_due(&c, f->cfg, t0 + half, 0, 1, DAMON_COLD_LOW));
+	assert_false(damon_cold_pass_due(&c, f->cfg, t0 + half - 1, 0, 1, 0));
+	assert_true(damon_cold_pass_due(&c, f->cfg, t0 + half, 0, 1, 0)); /* low */
+	assert_false(damon_cold_pass_due(&c, f->cfg, t0 + half + 1, 0, 1, 0));
+	assert_true(damon_cold_pass_due(&c, f->cfg, t0 + half + 1, 1, 0, 0)); /* asked */
+	assert_false(damon_cold_pass_due(&c, f->cfg, t0 + half + quarter, 1, 0, 0));
+	assert_true(damon_cold_pass_due(&c, f->cfg, t0 + half + 1 + quarter, 1, 0, 0));
+	assert_true(c.due); /* started: the next record opens it */
+}
+
 static void probe_finds_a_slow_page_or_says_none(void **state)
 {
 	struct fx *f = *state;
@@ -386,6 +407,7 @@ int main(void)
 	    T(hot_region_gives_an_access_for_each_slow_page),
 	    T(only_a_full_region_is_first_evidence),
 	    T(a_cold_pass_covers_one_aggregation_over_drains),
+	    T(cold_passes_come_sooner_while_a_watched_node_has_few_offers),
 	    T(region_below_half_of_the_samples_is_not_read),
 	    T(idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass),
 	    T(probe_finds_a_slow_page_or_says_none),
