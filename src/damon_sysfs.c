@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "damon_sysfs.h"
@@ -25,7 +26,9 @@ struct kd_slot {
 };
 
 /* At most this many region files held open, all targets (a cut of DAMON_ZOOM_PIECES pieces in
- * two spans and the ranges around them); the rest are written by path. */
+ * two spans and the ranges around them), and only descriptors in the lower half of
+ * RLIMIT_NOFILE (the source holds a pagemap descriptor per target too): the rest are written
+ * by path and closed. */
 #define KD_FDS_MAX 320
 
 struct damon_kdamond {
@@ -42,7 +45,8 @@ struct damon_kdamond {
 	bool known;
 	size_t nslot; /* nr_targets */
 	struct kd_slot *slot;
-	size_t nfds; /* region files held open */
+	size_t nfds;	 /* region files held open */
+	int fd_hold_max; /* held only below this descriptor (half of RLIMIT_NOFILE) */
 };
 
 /* What claim needs to know of one kdamond. */
@@ -317,6 +321,7 @@ int damon_sysfs_claim(const char *sysfs_root, const char *procfs_root, struct da
 {
 	struct damon_kdamond *k = calloc(1, sizeof(*k));
 	struct kd_view *v = malloc(sizeof(*v));
+	struct rlimit lim;
 	enum pick pick;
 	int r = k && v ? 0 : -ENOMEM;
 
@@ -335,6 +340,11 @@ int damon_sysfs_claim(const char *sysfs_root, const char *procfs_root, struct da
 		return r;
 	}
 	k->self = getpid();
+	k->fd_hold_max = KD_FDS_MAX; /* the limit unknown: the first KD_FDS_MAX */
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0)
+		k->fd_hold_max = lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur / 2 > INT_MAX
+				     ? INT_MAX
+				     : (int)(lim.rlim_cur / 2);
 	*out = k;
 	return 0;
 }
@@ -428,7 +438,7 @@ static int write_value(struct damon_kdamond *k, struct kd_slot *sl, int dirfd, s
 			return f;
 	}
 	r = file_pwrite_attr(f, buf);
-	if (*fd < 0 && k->nfds < KD_FDS_MAX)
+	if (*fd < 0 && k->nfds < KD_FDS_MAX && f < k->fd_hold_max)
 		*fd = f, k->nfds++;
 	else if (*fd < 0)
 		close(f);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -337,6 +339,42 @@ static void writes_only_what_changed_since_the_last_commit(void **state)
 	damon_sysfs_release(k);
 }
 
+/* Region files are held open only in the lower half of RLIMIT_NOFILE: what the source opens
+ * besides (a pagemap per target) keeps the upper half. */
+static void holds_region_files_only_in_the_lower_half_of_the_fd_limit(void **state)
+{
+	struct fx *f = *state;
+	struct damon_kdamond *k = NULL;
+	const pid_t pids[] = {100};
+	struct damon_range cut[60];
+	const struct damon_ranges init[] = {{cut, 60}};
+	struct rlimit old, low;
+	int top = -1;
+	DIR *d;
+	struct dirent *e;
+
+	for (int i = 0; i < 60; i++)
+		cut[i] = (struct damon_range){0x10000 + i * 0x1000, 0x11000 + i * 0x1000};
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 96;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(damon_sysfs_claim(f->root, f->procfs, &k, f->why, sizeof(f->why)), 0);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, NULL, 1), 0);
+	region_dirs(f, 0, 60);
+	assert_int_equal(damon_sysfs_set_targets(k, &attrs, pids, init, 1), 0);
+	assert_string_equal(get(f, "0/contexts/0/targets/0/regions/59/end"), "311296");
+	d = opendir("/proc/self/fd");
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d) && atoi(e->d_name) > top)
+			top = atoi(e->d_name);
+	closedir(d);
+	assert_true(top >= 3 && top < 48); /* 120 values written, none held at 48 or above */
+	damon_sysfs_release(k);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+
 static void kernel_without_damon_sysfs_is_enodev(void **state)
 {
 	struct fx *f = *state;
@@ -363,6 +401,7 @@ int main(void)
 	    T(leaves_a_running_pghotds_kdamond_alone),
 	    T(commits_new_targets_to_the_running_kdamond_and_stops_without_any),
 	    T(writes_only_what_changed_since_the_last_commit),
+	    T(holds_region_files_only_in_the_lower_half_of_the_fd_limit),
 	    T(kernel_without_damon_sysfs_is_enodev),
 	};
 
