@@ -438,10 +438,27 @@ static int write_value(struct damon_kdamond *k, struct kd_slot *sl, int dirfd, s
 			return f;
 	}
 	r = file_pwrite_attr(f, buf);
-	if (*fd < 0 && k->nfds < KD_FDS_MAX && f < k->fd_hold_max)
+	if (*fd >= 0)
+		return r; /* held already */
+	if (k->nfds < KD_FDS_MAX && f < k->fd_hold_max)
 		*fd = f, k->nfds++;
-	else if (*fd < 0)
+	else
 		close(f);
+	return r;
+}
+
+/* The target's regions directory (dir, relative to the kdamond's), opened into *dirfd on first
+ * need. 0 or -errno. */
+static int regions_dir(const struct damon_kdamond *k, const char *dir, int *dirfd)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (*dirfd >= 0)
+		return 0;
+	r = path_of(path, sizeof(path), k->dir, k->index, dir);
+	if (r == 0 && (*dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		r = -errno;
 	return r;
 }
 
@@ -451,7 +468,7 @@ static int write_regions(struct damon_kdamond *k, size_t i, const struct damon_r
 {
 	struct kd_slot *sl = &k->slot[i];
 	size_t n = g ? g->n : 0;
-	char dir[64], rel[96], path[PATH_MAX];
+	char dir[64], rel[96];
 	int r = 0, dirfd = -1;
 
 	snprintf(dir, sizeof(dir), "contexts/0/targets/%zu/regions", i);
@@ -474,14 +491,8 @@ static int write_regions(struct damon_kdamond *k, size_t i, const struct damon_r
 	for (size_t j = 0; r == 0 && j < n; j++) {
 		bool s = sl->val[j].start != g->r[j].start, e = sl->val[j].end != g->r[j].end;
 
-		if ((s && sl->fd[2 * j] < 0) || (e && sl->fd[2 * j + 1] < 0)) {
-			if (dirfd < 0)
-				r = path_of(path, sizeof(path), k->dir, k->index, dir);
-			if (r == 0 && dirfd < 0 &&
-			    (dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
-				0)
-				r = -errno;
-		}
+		if ((s && sl->fd[2 * j] < 0) || (e && sl->fd[2 * j + 1] < 0))
+			r = regions_dir(k, dir, &dirfd);
 		if (r == 0 && s)
 			r = write_value(k, sl, dirfd, j, false, g->r[j].start);
 		if (r == 0 && e)

@@ -18,12 +18,17 @@ struct topology *mover_topo(const struct mover *m, const struct pghotd_config *c
  * square root of memory, and THP raises it: 12 MiB of a 461 MiB node on Debian's 6.12). */
 #define LEND_FLOOR_DIV 5
 
+/* The free memory node n keeps for the kernel and new allocations (promotion.min_free_percent). */
+static uint64_t node_reserve(const struct topology *t, const struct pghotd_config *cfg, int n)
+{
+	return t->node[n].mem_total / 100 * cfg->promotion.min_free_percent;
+}
+
 /* The free memory a fast node keeps whatever it lends or trades: a fifth of its reserve, at least
  * the kernel's mark. */
 static uint64_t lend_floor(const struct topology *t, const struct pghotd_config *cfg, int n)
 {
-	uint64_t floor =
-	    t->node[n].mem_total / 100 * cfg->promotion.min_free_percent / LEND_FLOOR_DIV;
+	uint64_t floor = node_reserve(t, cfg, n) / LEND_FLOOR_DIV;
 
 	return floor > t->node[n].mem_mark ? floor : t->node[n].mem_mark;
 }
@@ -46,7 +51,7 @@ static uint64_t lendable(const struct mover *m, const struct pghotd_config *cfg,
 	if (!payable || !m->cold || !cfg->demotion.enabled || !topology_node_is_fast(t, n) ||
 	    !t->node[n].mem_total || m->paused[n])
 		return 0;
-	reserve = t->node[n].mem_total / 100 * cfg->promotion.min_free_percent;
+	reserve = node_reserve(t, cfg, n);
 	floor = lend_floor(t, cfg, n);
 	if (t->node[n].mem_free <= floor || reserve <= floor)
 		return 0;
