@@ -8,13 +8,15 @@
  * last DAMON_PACE_IDLE_MS hot regions had DAMON_PACE_BUSY_PAGES pages on slow nodes in one
  * aggregation, a region with pages on one was to be cut finer and its span not cut lately
  * (damon_regions.h: data that turned hot inside a region mostly cold), or a new process
- * became a target; otherwise at DAMON_PACE_IDLE times both intervals (the
- * same samples per aggregation, so "hot" keeps its meaning, and DAMON rescales the regions'
- * counts and ages to the new intervals from Linux 6.3; before, the ages a change left would
- * be read at the wrong interval, so there the configured pace stays). Data that turns hot
- * while idle is seen one slow aggregation later at most (0.8 s at the defaults), and the
- * first such region brings the configured pace back at once. In the emulator at 4 GiB, 8 x
- * took the kdamond from about 0.16 to 0.025 CPU s/s once the hot set was up (4 x: 0.06).
+ * became a target; otherwise at DAMON_PACE_IDLE times the aggregation interval and, where
+ * DAMON_PACE_IDLE_SAMPLES samples an aggregation are left, twice that the sampling interval
+ * (hot is a share of the samples, so it keeps its meaning; DAMON rescales the regions' counts
+ * and ages to the new intervals from Linux 6.3; before, the ages a change left would be read
+ * at the wrong interval, so there the configured pace stays). Data that turns hot while idle
+ * is seen one slow aggregation later at most (0.8 s at the defaults), and the first such
+ * region brings the configured pace back at once. In the emulator at 4 GiB, 8 x both took the
+ * kdamond from about 0.16 to 0.04-0.08 CPU s/s once the hot set was up (4 x: 0.06), and half
+ * the samples then took it to 0.023-0.027 in four runs of six (median 0.048 against 0.025).
  *
  * Pure. One thread (the DAMON source's). */
 #ifndef PGHOTD_DAMON_PACE_H
@@ -25,12 +27,16 @@
 
 struct pghotd_config;
 
-#define DAMON_PACE_IDLE	   8	/* interval multiple while idle */
+#define DAMON_PACE_IDLE 8 /* interval multiple while idle */
 #define DAMON_PACE_IDLE_MS 2000 /* idle after this long without work */
 /* Fewer slow hot pages in an aggregation are no work: the last pages of hot data up already
  * (a region's edge, found a few at a time) kept the kdamond at 0.16 CPU s/s for 2 s each
  * time, at 4 GiB in the emulator (scenario-scale --damon, 2026-12-06). */
 #define DAMON_PACE_BUSY_PAGES 32
+/* While idle, half the samples an aggregation where this many are left: three of five read
+ * as hot by chance too often (the pace went busy for nothing), and the commit of a new target
+ * waits for the aggregation's end, so that interval stays 8 x. */
+#define DAMON_PACE_IDLE_SAMPLES 10
 
 struct damon_pace {
 	uint64_t busy_until_ms; /* 0: never busy yet */
@@ -49,8 +55,9 @@ void damon_pace_busy(struct damon_pace *p, uint64_t now_ms);
 unsigned damon_pace_factor(const struct damon_pace *p, const struct pghotd_config *cfg,
 			   uint64_t now_ms);
 /* *out = *cfg (a shallow copy: its pointers are cfg's, read only, never freed, and gone with cfg:
- * keep it no longer than cfg) with the DAMON intervals multiplied by factor: what the kdamond's
- * reports mean at that pace. */
+ * keep it no longer than cfg) with the DAMON intervals at the pace of factor (the aggregation
+ * interval times factor, the sampling interval twice that while idle where
+ * DAMON_PACE_IDLE_SAMPLES are left): what the kdamond's reports mean at that pace. */
 void damon_pace_view(const struct pghotd_config *cfg, unsigned factor, struct pghotd_config *out);
 
 #endif

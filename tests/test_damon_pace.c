@@ -78,12 +78,17 @@ static void the_view_keeps_hot_and_reads_ages_at_the_pace(void **state)
 	uint32_t cold_age;
 
 	damon_pace_view(cfg, DAMON_PACE_IDLE, &view);
-	assert_int_equal(view.sources.damon.sample_us, 5000 * DAMON_PACE_IDLE);
+	/* 20 samples an aggregation configured: 10 while idle. */
+	assert_int_equal(view.sources.damon.sample_us, 5000 * DAMON_PACE_IDLE * 2);
 	assert_int_equal(view.sources.damon.aggr_us, 100000 * DAMON_PACE_IDLE);
-	/* The same samples per aggregation: a region hot at one pace is hot at the other. */
-	assert_true(damon_region_hot(cfg, &r) && damon_region_hot(&view, &r));
+	/* Hot is the same share of the samples at either pace (DAMON rescales the counts). */
+	assert_true(damon_region_hot(cfg, &r));
+	r.nr_accesses = 5;
+	assert_true(damon_region_hot(&view, &r));
 	r.nr_accesses = 9;
-	assert_true(!damon_region_hot(cfg, &r) && !damon_region_hot(&view, &r));
+	assert_false(damon_region_hot(cfg, &r));
+	r.nr_accesses = 4;
+	assert_false(damon_region_hot(&view, &r));
 	/* An age is aggregations: the same idle time is fewer of them at the slower pace. */
 	r.nr_accesses = 0;
 	cold_age = (uint32_t)(config_demotion_exchange_ms(cfg) * 1000 / 100000);
@@ -92,6 +97,25 @@ static void the_view_keeps_hot_and_reads_ages_at_the_pace(void **state)
 	assert_true(damon_region_cold(&view, &r));
 	r.age = cold_age;
 	assert_true(damon_region_cold(cfg, &r));
+	/* The configured pace is the configured intervals. */
+	damon_pace_view(cfg, 1, &view);
+	assert_int_equal(view.sources.damon.sample_us, 5000);
+	assert_int_equal(view.sources.damon.aggr_us, 100000);
+}
+
+/* Fewer than twice DAMON_PACE_IDLE_SAMPLES samples an aggregation: the idle pace keeps them. */
+static void few_samples_are_not_halved(void **state)
+{
+	struct pghotd_config *cfg = *state;
+	struct pghotd_config view;
+
+	cfg->sources.damon.aggr_us = 5000 * (2 * DAMON_PACE_IDLE_SAMPLES - 1);
+	damon_pace_view(cfg, DAMON_PACE_IDLE, &view);
+	assert_int_equal(view.sources.damon.sample_us, 5000 * DAMON_PACE_IDLE);
+	assert_int_equal(view.sources.damon.aggr_us, cfg->sources.damon.aggr_us * DAMON_PACE_IDLE);
+	cfg->sources.damon.aggr_us = 5000 * 2 * DAMON_PACE_IDLE_SAMPLES;
+	damon_pace_view(cfg, DAMON_PACE_IDLE, &view);
+	assert_int_equal(view.sources.damon.sample_us, 5000 * DAMON_PACE_IDLE * 2);
 }
 
 int main(void)
@@ -102,6 +126,7 @@ int main(void)
 	    T(idle_pace_keeps_the_aggregation_within_its_bound),
 	    T(fixed_where_the_kernel_cannot_rescale),
 	    T(the_view_keeps_hot_and_reads_ages_at_the_pace),
+	    T(few_samples_are_not_halved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
