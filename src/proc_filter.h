@@ -26,9 +26,11 @@ struct proc_info {
 	bool kernel_thread; /* no mm: never selected */
 };
 
-/* Reads <procfs_root>/<pid>/{comm,cgroup,statm}. -ESRCH when the process is gone; -EFBIG or
- * -ENAMETOOLONG when its cgroup file or path is longer than the bounds above, -errno when
- * any of the three cannot be read: the caller skips the process as unknown. */
+/* Reads <procfs_root>/<pid>/{statm,comm,cgroup}; a kernel thread (statm size 0) ends at
+ * statm, its comm and cgroup "" (kernel_thread set: never selected). -ESRCH when the process
+ * is gone; -EFBIG or -ENAMETOOLONG when its cgroup file or path is longer than the bounds
+ * above, -errno when any of the three cannot be read: the caller skips the process as
+ * unknown. */
 int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out);
 bool proc_filter_match(const struct pghotd_config *cfg, const struct proc_info *info);
 /* True when the config selects every process (no lists, no RSS floor): callers may skip

@@ -122,6 +122,14 @@ static void test_reads_comm_cgroup_and_rss_from_procfs(void **state)
 	assert_string_equal(info.comm, "memcached"); /* untouched on failure */
 	assert_int_equal(proc_info_read("/proc", getpid(), &info), 0);
 	assert_true(info.rss_bytes > 0);
+	/* A kernel thread (statm all 0) ends at statm: its comm and cgroup are not read. */
+	snprintf(dir, sizeof(dir), "%s/2", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put(dir, "statm", "0 0 0 0 0 0 0\n");
+	assert_int_equal(proc_info_read(root, 2, &info), 0);
+	assert_true(info.kernel_thread);
+	assert_string_equal(info.comm, "");
+	assert_string_equal(info.cgroup, "");
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	assert_int_equal(system(cmd), 0);
