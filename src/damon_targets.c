@@ -12,6 +12,35 @@ void damon_targets_free(struct damon_target *t, size_t n)
 	free(t);
 }
 
+/* The open pagemap read least lately of l[0..n) and best, the open ones counted into *open. */
+static struct damon_target *least_used(struct damon_target *l, size_t n, size_t *open,
+				       struct damon_target *best)
+{
+	for (size_t i = 0; l && i < n; i++) {
+		if (l[i].fd < 0)
+			continue;
+		(*open)++;
+		if (!best || l[i].fd_used < best->fd_used)
+			best = &l[i];
+	}
+	return best;
+}
+
+void damon_targets_fd_use(struct damon_targets *ts, struct damon_target *t, size_t max)
+{
+	t->fd_used = ++ts->fd_clock;
+	if (t->fd < 0) {
+		size_t open = 0;
+		struct damon_target *v = least_used(ts->tg, ts->ntg, &open, NULL);
+
+		v = least_used(ts->old, ts->nold, &open, v);
+		if (v && open >= max) {
+			close(v->fd);
+			v->fd = -1;
+		}
+	}
+}
+
 size_t damon_target_find(const struct damon_target *t, size_t n, pid_t pid)
 {
 	size_t i = 0;

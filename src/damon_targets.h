@@ -19,9 +19,17 @@
 #include "damon_feed.h"
 #include "damon_regions.h"
 
+/* Pagemaps held open at once over both lists, at most: a target's is opened when one of its
+ * regions is first read, and up to DAMON_MAX_TARGETS processes (a local user's, each of 8 MiB)
+ * would otherwise hold that many descriptors, past systemd's soft RLIMIT_NOFILE of 1024 with
+ * the region files damon_sysfs holds (below half the limit), and every other open of pghotd's
+ * would fail. The DAMON source holds a quarter of the limit, at most this many. */
+#define DAMON_PAGEMAP_FDS_MAX 256
+
 struct damon_target {
 	struct damon_feed_proc p;
-	int fd; /* its pagemap, -1 until first needed */
+	int fd;		  /* its pagemap, -1 until first needed (or closed for another) */
+	uint64_t fd_used; /* damon_targets.fd_clock at its last read */
 	const char *procfs_root;
 	uint64_t recut_after_ms; /* not cut again before */
 	/* Spans of oversized or zoom regions (damon_region_zoom()): cut at the next commit. */
@@ -34,8 +42,12 @@ struct damon_targets {
 	struct damon_target *tg, *old; /* in force, before the last commit */
 	size_t ntg, nold;
 	uint64_t switch_ns; /* CLOCK_MONOTONIC when tg took over */
+	uint64_t fd_clock;  /* counts pagemap reads, for fd_used */
 };
 
+/* t's pagemap is about to be read: stamps it, and when t has none open and max are open in
+ * tg and old, closes the one read least lately. */
+void damon_targets_fd_use(struct damon_targets *ts, struct damon_target *t, size_t max);
 /* Closes the pagemaps of t[0..n) and frees t (NULL: nothing). */
 void damon_targets_free(struct damon_target *t, size_t n);
 /* Index of pid in t[0..n), or n. */

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <stdlib.h>
 
 #include <cmocka.h>
@@ -186,6 +187,42 @@ static void a_failed_cut_waits_out_the_gap(void **state)
 	damon_targets_clear(&ts);
 }
 
+/* At most N pagemaps open over both lists: the one read least lately
+ * (here in the old list) is closed before another opens; a target reading its open one
+ * closes none. */
+static void pagemaps_held_open_are_bounded(void **state)
+{
+	enum { N = 16 };
+	pid_t pids[N + 1];
+	struct damon_targets ts = {0};
+	struct damon_target *old, *tg;
+
+	(void)state;
+	for (size_t i = 0; i <= N; i++)
+		pids[i] = (pid_t)(100 + i);
+	old = list_of(1, pids);
+	tg = list_of(N + 1, pids);
+	damon_targets_switch(&ts, old, 1, 1);
+	damon_targets_switch(&ts, tg, N + 1, 2);
+	/* The old list's target read first, then N - 1 of the new list's: N open. */
+	damon_targets_fd_use(&ts, &old[0], N);
+	old[0].fd = open("/dev/null", O_RDONLY);
+	for (size_t i = 0; i < N - 1; i++) {
+		damon_targets_fd_use(&ts, &tg[i], N);
+		tg[i].fd = open("/dev/null", O_RDONLY);
+		assert_true(tg[i].fd >= 0);
+	}
+	damon_targets_fd_use(&ts, &tg[0], N); /* open already: none closed */
+	assert_true(old[0].fd >= 0);
+	damon_targets_fd_use(&ts, &tg[N - 1], N); /* the N + 1st: the oldest goes */
+	assert_int_equal(old[0].fd, -1);
+	tg[N - 1].fd = open("/dev/null", O_RDONLY);
+	damon_targets_fd_use(&ts, &tg[N], N); /* then tg[1]: tg[0] was read since */
+	assert_int_equal(tg[1].fd, -1);
+	assert_true(tg[0].fd >= 0);
+	damon_targets_clear(&ts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +232,7 @@ int main(void)
 	    cmocka_unit_test(a_span_is_marked_once_and_not_when_cut_lately),
 	    cmocka_unit_test(the_next_list_takes_over_the_cuts_pace),
 	    cmocka_unit_test(a_failed_cut_waits_out_the_gap),
+	    cmocka_unit_test(pagemaps_held_open_are_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
