@@ -6,7 +6,8 @@
  * list it was counted with, but a cut it asks for (damon_regions.h) is marked on the
  * process's target in the list in force, which the next commit cuts: marked on the old list,
  * it would be lost (the first aggregation after every commit is counted with it). Pure but
- * for closing the targets' pagemaps when a list is freed. One thread (the DAMON source's). */
+ * for closing the targets' pagemaps (a list freed, or one closed for another to open). One
+ * thread (the DAMON source's). */
 #ifndef PGHOTD_DAMON_TARGETS_H
 #define PGHOTD_DAMON_TARGETS_H
 
