@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,10 +41,9 @@ struct damon_source {
 	struct perf_sampler *smp;
 	struct config_pub *pub;
 	int slot;
-	struct damon_targets ts;      /* in kdamond order */
-	struct damon_target *feeding; /* the target whose region is fed (target_pagemap) */
-	size_t pagemap_fd_max;	      /* pagemaps held open at most (damon_targets.h) */
-	struct damon_attrs attrs;     /* last written */
+	struct damon_targets ts;  /* in kdamond order */
+	size_t pagemap_fd_max;	  /* pagemaps held open at most (damon_targets.h) */
+	struct damon_attrs attrs; /* last written */
 	struct damon_pace pace;
 	unsigned factor, old_factor; /* the pace of the last commit, of the one before */
 	bool refreshed;		     /* the last refresh committed (or had nothing to) */
@@ -339,15 +337,20 @@ static bool keep_region(void *ctx, const struct perf_event_header *h, const stru
 	return false;
 }
 
-/* Reads the pagemap of the target being fed (s->feeding), held open within
- * DAMON_PAGEMAP_FDS_MAX. */
+/* The feed's context: the target whose region is fed, among the source's. */
+struct feed_ctx {
+	struct damon_source *s;
+	struct damon_target *t;
+};
+
+/* Reads the pagemap of the target being fed, held open within s->pagemap_fd_max. */
 static int target_pagemap(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n)
 {
-	struct damon_source *s = ctx;
-	struct damon_target *t = s->feeding;
+	struct feed_ctx *c = ctx;
+	struct damon_target *t = c->t;
 	ssize_t got;
 
-	damon_targets_fd_use(&s->ts, t, s->pagemap_fd_max);
+	damon_targets_fd_use(&c->s->ts, t, c->s->pagemap_fd_max);
 	if (t->fd < 0) {
 		t->fd = procfs_open_pagemap(t->procfs_root, t->p.pid);
 		if (t->fd < 0)
@@ -371,12 +374,13 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 	struct pghotd_config view;
 	const struct pghotd_config *cfg = &view;
 	uint64_t slow = 0, cuts = 0; /* slow hot pages fed, regions to cut with slow pages */
+	struct feed_ctx fc = {.s = s};
 	struct damon_feed f;
 
 	damon_pace_view(base, s->factor ? s->factor : 1, &view);
 	f = (struct damon_feed){.cfg = cfg,
 				.pagemap = target_pagemap,
-				.ctx = s,
+				.ctx = &fc,
 				.sink = s->d.sink,
 				.cold = cfg->demotion.enabled ? s->d.cold : NULL,
 				.want = s->d.cold ? cold_list_wanted(s->d.cold) : 0,
@@ -398,7 +402,7 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 
 		if (!t)
 			continue;
-		s->feeding = t;
+		fc.t = t;
 		if (!t->p.proc && s->d.procs && damon_region_cold(cfg, &s->reg[i].r)) {
 			int64_t h = procs_handle(s->d.procs, t->p.pid);
 			t->p.proc = h > 0 ? (uint32_t)h : 0;
@@ -419,7 +423,6 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 		if (budget == 0)
 			break;
 	}
-	s->feeding = NULL;
 	s->nreg = 0;
 	return slow >= DAMON_PACE_BUSY_PAGES || cuts > 0;
 }
@@ -483,13 +486,9 @@ static int open_events(struct damon_source *s, char *why, size_t size)
 /* A quarter of RLIMIT_NOFILE, within [8, DAMON_PAGEMAP_FDS_MAX] (damon_targets.h). */
 static size_t pagemap_fd_max(void)
 {
-	struct rlimit lim;
-	size_t n = DAMON_PAGEMAP_FDS_MAX;
+	uint64_t n = file_nofile_limit(DAMON_PAGEMAP_FDS_MAX * 4) / 4;
 
-	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
-	    lim.rlim_cur / 4 < n)
-		n = lim.rlim_cur / 4 < 8 ? 8 : (size_t)(lim.rlim_cur / 4);
-	return n;
+	return n < 8 ? 8 : n > DAMON_PAGEMAP_FDS_MAX ? DAMON_PAGEMAP_FDS_MAX : (size_t)n;
 }
 
 static const char *kernel_release(const struct damon_source_deps *d, struct utsname *u)

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "damon_sysfs.h"
@@ -321,7 +320,7 @@ int damon_sysfs_claim(const char *sysfs_root, const char *procfs_root, struct da
 {
 	struct damon_kdamond *k = calloc(1, sizeof(*k));
 	struct kd_view *v = malloc(sizeof(*v));
-	struct rlimit lim;
+	uint64_t lim;
 	enum pick pick;
 	int r = k && v ? 0 : -ENOMEM;
 
@@ -340,11 +339,8 @@ int damon_sysfs_claim(const char *sysfs_root, const char *procfs_root, struct da
 		return r;
 	}
 	k->self = getpid();
-	k->fd_hold_max = KD_FDS_MAX; /* the limit unknown: the first KD_FDS_MAX */
-	if (getrlimit(RLIMIT_NOFILE, &lim) == 0)
-		k->fd_hold_max = lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur / 2 > INT_MAX
-				     ? INT_MAX
-				     : (int)(lim.rlim_cur / 2);
+	lim = file_nofile_limit(2 * KD_FDS_MAX); /* unknown: the first KD_FDS_MAX */
+	k->fd_hold_max = lim / 2 > INT_MAX ? INT_MAX : (int)(lim / 2);
 	*out = k;
 	return 0;
 }

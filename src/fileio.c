@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,6 +73,15 @@ int file_read_small(const char *path, char *buf, size_t size)
 		return (int)len;
 	buf[len] = '\0';
 	return (size_t)len == size - 1 ? -EFBIG : (int)len;
+}
+
+uint64_t file_nofile_limit(uint64_t unknown)
+{
+	struct rlimit lim;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim) < 0)
+		return unknown;
+	return lim.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)lim.rlim_cur;
 }
 
 int file_read_line(const char *path, char *buf, size_t size)

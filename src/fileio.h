@@ -10,6 +10,7 @@
 #define PGHOTD_FILEIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Opens path read-only as a regular file: O_NONBLOCK while opening (cleared after), then
@@ -24,6 +25,8 @@ const char *file_strerror(int r);
  * Returns its length, -errno when it cannot be opened or read (see file_open_regular()), or
  * -EFBIG when it fills all size - 1 bytes (it may be longer: never silently cut). */
 int file_read_small(const char *path, char *buf, size_t size);
+/* The soft RLIMIT_NOFILE: UINT64_MAX when unlimited, unknown when it cannot be read. */
+uint64_t file_nofile_limit(uint64_t unknown);
 /* Reads the first line of a small file, newline removed. 0 or -errno as above. */
 int file_read_line(const char *path, char *buf, size_t size);
 /* Reads the whole regular file at path into a new buffer (*out, NUL-terminated after *len
