@@ -130,6 +130,24 @@ static void test_reads_comm_cgroup_and_rss_from_procfs(void **state)
 	assert_true(info.kernel_thread);
 	assert_string_equal(info.comm, "");
 	assert_string_equal(info.cgroup, "");
+	/* statm, now read first, is hostile input too: garbage, a FIFO (never blocks) and a
+	 * symlink (never followed) leave the process unknown, info untouched. */
+	snprintf(dir, sizeof(dir), "%s/3", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put(dir, "statm", "many pages\n");
+	assert_int_equal(proc_info_read(root, 3, &info), -EINVAL);
+	snprintf(dir, sizeof(dir), "%s/4", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	char path[600];
+	snprintf(path, sizeof(path), "%s/statm", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_true(proc_info_read(root, 4, &info) < 0);
+	snprintf(dir, sizeof(dir), "%s/5", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/5/statm", root);
+	assert_int_equal(symlink("../4242/statm", path), 0);
+	assert_true(proc_info_read(root, 5, &info) < 0);
+	assert_true(info.kernel_thread); /* still pid 2's */
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	assert_int_equal(system(cmd), 0);
