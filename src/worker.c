@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -26,6 +28,29 @@ void worker_fini(struct worker *w)
 	w->efd = -1;
 }
 
+void worker_comm(const char *name, char out[WORKER_COMM_SIZE])
+{
+	size_t n = strlen(WORKER_COMM_PREFIX), word = strcspn(name, " ");
+
+	memcpy(out, WORKER_COMM_PREFIX, n);
+	if (word > WORKER_COMM_SIZE - 1 - n)
+		word = WORKER_COMM_SIZE - 1 - n;
+	memcpy(out + n, name, word);
+	out[n + word] = '\0';
+}
+
+/* The thread's start: its name, then the worker's function. */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	char comm[WORKER_COMM_SIZE];
+
+	worker_comm(w->name, comm);
+	if (prctl(PR_SET_NAME, comm, 0, 0, 0) < 0)
+		log_warning_errno(errno, "%s thread: cannot set its name", w->name);
+	return w->fn(w->arg);
+}
+
 int worker_start(struct worker *w, void *(*fn)(void *), void *arg)
 {
 	int r;
@@ -33,7 +58,8 @@ int worker_start(struct worker *w, void *(*fn)(void *), void *arg)
 	if (w->running)
 		return -EALREADY;
 	atomic_store_explicit(&w->stop, false, memory_order_relaxed); /* no thread yet */
-	r = pthread_create(&w->thread, NULL, fn, arg);
+	w->fn = fn, w->arg = arg; /* pthread_create orders them before the thread */
+	r = pthread_create(&w->thread, NULL, worker_main, w);
 	if (r != 0)
 		return log_error_errno(r, "cannot start the %s thread", w->name);
 	w->running = true;

@@ -1,5 +1,6 @@
 /* worker: a background thread that can be woken and stopped promptly. The main thread starts
- * and stops it; the thread runs fn(arg), which loops while !worker_stopping() and sleeps with
+ * and stops it; the thread names itself (worker_comm: what top -H and ps -L show) and runs
+ * fn(arg), which loops while !worker_stopping() and sleeps with
  * worker_sleep() (or polls worker_fd() itself among its own fds). Stop: the stop flag is
  * stored with release order and the eventfd written; the thread sees the fd readable, loads
  * the flag with acquire order and returns; the main thread joins it. */
@@ -16,7 +17,15 @@ struct worker {
 	atomic_bool stop;
 	bool running; /* main thread only */
 	const char *name;
+	void *(*fn)(void *); /* set before the thread starts, read by it only */
+	void *arg;
 };
+
+/* The thread name of a worker called name: WORKER_COMM_PREFIX and name's first word, cut to
+ * the kernel's 15 characters ("pghotd/promoter", "pghotd/damon"). Pure. */
+#define WORKER_COMM_PREFIX "pghotd/"
+#define WORKER_COMM_SIZE   16 /* the kernel's TASK_COMM_LEN */
+void worker_comm(const char *name, char out[WORKER_COMM_SIZE]);
 
 /* Main thread: creates the eventfd. -errno on failure. */
 int worker_init(struct worker *w, const char *name);
