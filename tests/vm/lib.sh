@@ -61,6 +61,28 @@ vm_ballast_stop() {
 		'wait $ballast' '[ -z "${PGHOTD_PID:-}" ] || kill -CONT $PGHOTD_PID'
 }
 
+# vm_damos_end: guest lines for the end of a run under DAMON-based tiering (damos-tiering
+# start, Debian's kernel) whose workload wrote its start's uptime to $RESULTS/workload.start:
+# the kdamonds' counters and CPU (damos.txt) and their CPU seconds per second since the start
+# (damos.cpu, damos_cpu=).
+vm_damos_end() {
+	# shellcheck disable=SC2016
+	printf '%s\n' 'damos-tiering stats >$RESULTS/damos.txt' \
+		'sed -n "s/.* cpu_s=\([0-9.]*\) .*/\1/p" $RESULTS/damos.txt |' \
+		'	awk -v t0=$(cat $RESULTS/workload.start) -v t1=$(cut -d" " -f1 /proc/uptime) "{ s += \$1 } END { printf \"damos_cpu=%.4f\n\", s / (t1 - t0) }" >$RESULTS/damos.cpu'
+}
+
+# vm_damos_pages DIR ACTION: the pages a damos kdamond's scheme applied ACTION to (DIR/damos.txt).
+vm_damos_pages() { awk -v a="$2" '$0 ~ "action=" a " " { for (i = 1; i <= NF; i++) if ($i ~ /^sz_applied=/) { sub(/.*=/, "", $i); print int($i / 4096) } }' "$1/damos.txt"; }
+
+# vm_oom_kills DIR: the processes the guest's OOM killer took (DIR/dmesg.txt); fails when none.
+vm_oom_kills() {
+	local n
+	n=$(grep -c 'Out of memory: Killed process' "$1/dmesg.txt" 2>/dev/null) || true
+	echo "${n:-0}"
+	[ "${n:-0}" -gt 0 ]
+}
+
 # vm_config FILE [LIBCONFIG]...: writes a pghotd configuration for the guest: info logging,
 # stats every 200 ms (so pghotd-stat-log sees them change; PGHOTD_VM_STATS_MS, read at each
 # call, changes it), then the given settings.
