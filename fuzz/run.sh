@@ -17,6 +17,8 @@
 #   fuzz_config       a configuration file through libconfig and pghotd's validation; every
 #                     error must name file:line, and an accepted file's printout must reload
 #                     to the same configuration
+#   fuzz_procfs       another process's /proc file (stat, maps, numa_maps, statm) through
+#                     the readers and the DAMON source's first cut of its VMAs
 # Each target reads its working corpus (FUZZ_OUT/corpus_<target>, new inputs go there) and the
 # committed seeds. The perf.data reader also starts from the head of the real PEBS recording
 # in ../shared/data/perf/ beside the project, when that folder exists.
@@ -39,7 +41,9 @@ clang $flags -o "$out/fuzz_config" "$root/fuzz/fuzz_config.c" \
 	"$root/src/config.c" "$root/src/config_text.c" "$root/src/fileio.c" "$root/src/log.c" \
 	-lconfig -lsystemd
 
-targets="fuzz_perf_record fuzz_perf_data fuzz_config"
+clang $flags -o "$out/fuzz_procfs" "$root/fuzz/fuzz_procfs.c" \
+	"$root/src/procfs.c" "$root/src/abit_vmas.c" "$root/src/damon_regions.c" "$root/src/fileio.c"
+targets="fuzz_perf_record fuzz_perf_data fuzz_config fuzz_procfs"
 for t in $targets; do
 	mkdir -p "$out/corpus_$t" "$root/fuzz/seeds/$t"
 done
@@ -73,6 +77,7 @@ for t in $targets; do
 		case $t in
 		fuzz_perf_record) budget=(-runs=600000) ;;
 		fuzz_perf_data) budget=(-runs=300000) ;;
+		fuzz_procfs) budget=(-runs=80000) ;; # 4,000-6,000 inputs/s on an idle one
 		*) budget=(-runs=8000) ;;
 		esac
 		budget+=(-seed=1)
