@@ -19,6 +19,8 @@
 #                     to the same configuration
 #   fuzz_procfs       another process's /proc file (stat, maps, numa_maps, statm) through
 #                     the readers and the DAMON source's first cut of its VMAs
+#   fuzz_damon_event  the damon_aggregated tracepoint's format file and a record decoded
+#                     with it: a parsed format keeps its fields within the size it demands
 # Each target reads its working corpus (FUZZ_OUT/corpus_<target>, new inputs go there) and the
 # committed seeds. The perf.data reader also starts from the head of the real PEBS recording
 # in ../shared/data/perf/ beside the project, when that folder exists.
@@ -43,7 +45,9 @@ clang $flags -o "$out/fuzz_config" "$root/fuzz/fuzz_config.c" \
 
 clang $flags -o "$out/fuzz_procfs" "$root/fuzz/fuzz_procfs.c" \
 	"$root/src/procfs.c" "$root/src/abit_vmas.c" "$root/src/damon_regions.c" "$root/src/fileio.c"
-targets="fuzz_perf_record fuzz_perf_data fuzz_config fuzz_procfs"
+clang $flags -o "$out/fuzz_damon_event" "$root/fuzz/fuzz_damon_event.c" \
+	"$root/src/damon_event.c" "$root/src/fileio.c"
+targets="fuzz_perf_record fuzz_perf_data fuzz_config fuzz_procfs fuzz_damon_event"
 for t in $targets; do
 	mkdir -p "$out/corpus_$t" "$root/fuzz/seeds/$t"
 done
@@ -78,6 +82,7 @@ for t in $targets; do
 		fuzz_perf_record) budget=(-runs=600000) ;;
 		fuzz_perf_data) budget=(-runs=300000) ;;
 		fuzz_procfs) budget=(-runs=80000) ;; # 4,000-6,000 inputs/s on an idle one
+		fuzz_damon_event) budget=(-runs=200000) ;; # about 22,000 inputs/s on an idle one
 		*) budget=(-runs=8000) ;;
 		esac
 		budget+=(-seed=1)
