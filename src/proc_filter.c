@@ -27,21 +27,28 @@ static int read_proc(const char *procfs_root, pid_t pid, const char *name, char 
 
 /* The cgroup v2 path of a /proc/PID/cgroup text (its "0::" line) into out[len]; "" when it
  * has none (cgroup v1 only). -ENAMETOOLONG when the path does not fit: the caller does not
- * know the process's cgroup then, and a cut path could match no rule it should. */
+ * know the process's cgroup then, and a cut path could match no rule it should. -EBADMSG for
+ * a second "0::" line: the kernel writes one, and prints cgroup names as they are, so a name
+ * with a newline in it (a user's own cgroup, delegated) could show another cgroup's path on
+ * a line of its own, before the real one or after it; the cgroup is not known then. */
 static int parse_cgroup(const char *text, char *out, size_t len)
 {
+	bool found = false;
+
 	out[0] = '\0';
 	for (const char *p = text; *p; p += strcspn(p, "\n"), p += *p == '\n') {
 		size_t l;
 
 		if (strncmp(p, "0::", 3) != 0)
 			continue;
+		if (found)
+			return -EBADMSG;
+		found = true;
 		l = strcspn(p + 3, "\n");
 		if (l >= len)
 			return -ENAMETOOLONG;
 		memcpy(out, p + 3, l);
 		out[l] = '\0';
-		return 0;
 	}
 	return 0;
 }

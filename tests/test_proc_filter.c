@@ -155,8 +155,9 @@ static void test_reads_comm_cgroup_and_rss_from_procfs(void **state)
 
 /* /proc/PID/cgroup is read whole: a v2 path under an excluded cgroup still excludes the
  * process when the file is 1,024 bytes and more (v1 lines first, then a deep path); a path
- * too long to keep, or a file past the read bound, leaves the process unknown (an error, so
- * the caller skips it) rather than a cgroup of "" that no exclude rule matches. */
+ * too long to keep, a second v2 line, or a file past the read bound, leaves the process
+ * unknown (an error, so the caller skips it) rather than a cgroup of "" that no exclude rule
+ * matches, or a cgroup shown by another's name. */
 static void test_long_cgroup_file_is_read_whole_or_the_process_is_unknown(void **state)
 {
 	(void)state;
@@ -189,6 +190,13 @@ static void test_long_cgroup_file_is_read_whole_or_the_process_is_unknown(void *
 	sprintf(text + n, "\n");
 	put(dir, "cgroup", text);
 	assert_int_equal(proc_info_read(root, 77, &info), -ENAMETOOLONG);
+
+	/* A second v2 line (a cgroup name with a newline: the kernel prints names as they are),
+	 * after the real one or before it: unknown, not the cgroup the name shows. */
+	put(dir, "cgroup", "0::/hostile.slice/x\n0::/system.slice/pg.service\n");
+	assert_int_equal(proc_info_read(root, 77, &info), -EBADMSG);
+	put(dir, "cgroup", "1:name=v1:/y\n0::/system.slice/pg.service\n0::/hostile.slice/x\n");
+	assert_int_equal(proc_info_read(root, 77, &info), -EBADMSG);
 
 	/* A file past the read bound: unknown. */
 	memset(text, '\n', PROC_CGROUP_FILE_MAX + 8);
