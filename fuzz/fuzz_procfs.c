@@ -44,18 +44,13 @@ static int as_file(const uint8_t *data, size_t size)
 	return 0;
 }
 
-struct lines {
-	size_t size, n;
-};
-
 static int one_line(void *ctx, const char *s, size_t len)
 {
-	struct lines *l = ctx;
+	const size_t *bufsize = ctx;
 	struct maps_vma v;
 	uint64_t start, pages;
 
-	check(len <= l->size && memchr(s, '\n', len) == NULL);
-	l->n++;
+	check(len <= *bufsize && memchr(s, '\n', len) == NULL);
 	if (maps_parse_line(s, len, &v) == 0)
 		check(v.start < v.end && v.start % PAGE == 0 && v.end % PAGE == 0);
 	numa_maps_parse_line(s, len, &start, &pages);
@@ -106,8 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct abit_vmas vmas;
 	struct procfs_stat st = {.cpu = -2};
-	struct lines l = {.size = size ? (size_t)data[0] + 1 : 1};
-	char *buf = malloc(l.size);
+	size_t bufsize = size ? (size_t)data[0] + 1 : 1;
+	char *buf = malloc(bufsize);
 	uint64_t sz, rss;
 
 	if (!buf)
@@ -117,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		check(st.cpu == -2); /* untouched on failure */
 	if (as_file(data, size) == 0) {
-		check(file_read_lines(path, buf, l.size, one_line, &l) == 0);
+		check(file_read_lines(path, buf, bufsize, one_line, &bufsize) == 0);
 		vmas.all = size && (data[0] & 1);
 		vmas.max = 4096;
 		if (abit_vmas_read_maps(&vmas, path) == 0)
