@@ -13,6 +13,7 @@ struct feed_out {
 	struct access_event ev[BATCH];
 	struct cold_page cold[BATCH];
 	size_t nev, ncold;
+	uint64_t *slow_hot; /* f->slow_hot for a region hot by its samples, else NULL */
 };
 
 static uint32_t samples_per_aggr(const struct pghotd_config *cfg)
@@ -68,6 +69,15 @@ bool damon_cold_pass_due(struct damon_cold_pass *c, const struct pghotd_config *
 	return true;
 }
 
+bool damon_warm_pass_due(struct damon_cold_pass *c, uint64_t now_ms)
+{
+	if (now_ms < c->next_ms)
+		return false;
+	c->next_ms = now_ms + DAMON_WARM_PASS_MS;
+	damon_cold_pass_start(c);
+	return true;
+}
+
 bool damon_cold_pass_covers(struct damon_cold_pass *c, const struct pghotd_config *cfg,
 			    uint64_t time_ns)
 {
@@ -102,8 +112,8 @@ static void hot_page(const struct damon_feed *f, const struct damon_feed_proc *p
 	    .size = HOT_SIZE_BASE,
 	    .threshold = threshold,
 	};
-	if (f->slow_hot)
-		(*f->slow_hot)++;
+	if (o->slow_hot)
+		(*o->slow_hot)++;
 	if (o->nev == BATCH)
 		flush(f, o);
 }
@@ -174,9 +184,11 @@ bool damon_feed_probe_slow(const struct damon_feed *f, const struct damon_region
 long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc *p,
 		       const struct damon_region *r, uint64_t max_pages)
 {
-	bool hot = damon_region_hot(f->cfg, r);
+	bool intense = damon_region_hot(f->cfg, r);
+	bool hot = intense || (f->warm && f->warm_pass && f->room);
 	unsigned thr = hot && r->nr_accesses >= samples_per_aggr(f->cfg) ? f->first_thr : 0;
-	bool cold = !hot && f->cold && f->want && f->cold_pass && damon_region_cold(f->cfg, r);
+	bool cold =
+	    !hot && !f->warm && f->cold && f->want && f->cold_pass && damon_region_cold(f->cfg, r);
 	uint64_t ent[DAMON_FEED_PAGES], read = 0;
 	struct feed_out o;
 	long r2 = 0;
@@ -184,6 +196,7 @@ long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc 
 	if ((!hot && !cold) || r->end <= r->start)
 		return 0;
 	o.nev = o.ncold = 0;
+	o.slow_hot = intense ? f->slow_hot : NULL;
 	for (uint64_t va = r->start & ~(PAGEMAP_PAGE_SIZE - 1); va < r->end && read < max_pages;) {
 		uint64_t left = (r->end - va + PAGEMAP_PAGE_SIZE - 1) / PAGEMAP_PAGE_SIZE;
 		size_t n = left < DAMON_FEED_PAGES ? (size_t)left : DAMON_FEED_PAGES;

@@ -9,8 +9,15 @@
  * one aggregation makes them hot (evidence.h). A region no sample found accessed for the demotion
  * idle time (age x aggregation interval) is cold: on a cold pass, its present, exclusively mapped
  * pages on the fast nodes the cold list wants go to the cold list, idle since the region's age
- * began. Everything else is left alone, and the pages of a region are read only when it is
- * hot or a cold candidate, so the cost follows the hot and cold regions, not the memory.
+ * began. A region whose history shows broad use (damon_heat.h: warm) is never a cold
+ * candidate, and is hot too while a fast node has room (evidence_fast_room()), in one
+ * aggregation a second (a warm pass, DAMON_WARM_PASS_MS): its pages are promoted at the second
+ * such pass within promotion.window_ms at the shipped threshold, so a page on the edge of warm
+ * data, which DAMON's regions there (split and merged at random between aggregations) cover
+ * now and then, must be covered at two passes a second apart, and the pagemap reads of data
+ * used broadly (hundreds of MiB) come once a second, not at every aggregation. Everything else is
+ * left alone, and the pages of a region are read only when it is hot or a cold candidate, so the
+ * cost follows the hot and cold regions, not the memory.
  *
  * Why a share and not any access: DAMON samples one page per region per sampling interval,
  * and a region whose pages are read once in a while (a cold sweep) shows an access now and
@@ -55,12 +62,18 @@ struct damon_feed {
 	struct cold_list *cold; /* NULL: no cold pages are looked for */
 	uint64_t want;		/* fast nodes the cold list wants (cold_list_wanted()) */
 	bool cold_pass;		/* look for cold pages in this aggregation */
+	bool warm;		/* the region's history shows broad use (damon_heat_warm()) */
+	bool warm_pass;		/* the region is in a warm pass (damon_warm_pass_due()) */
+	bool room;		/* a fast node has room (evidence_fast_room()) */
 	uint64_t now_ns;	/* CLOCK_MONOTONIC */
 	/* The threshold a full region's pages are delivered with (evidence_first_threshold(),
 	 * read once per drain); 0: promotion.threshold as usual. */
 	unsigned first_thr;
 	struct stats *stats; /* NULL: not counted */
-	uint64_t *slow_hot;  /* NULL, or: counts the hot pages fed from slow nodes */
+	/* NULL, or: counts the pages fed from slow nodes of regions hot by their samples (not
+	 * warm ones: data used broadly is watched at the idle pace, whose longer sampling
+	 * interval sees more of its use, damon_pace.h) */
+	uint64_t *slow_hot;
 };
 
 /* The process a region belongs to. */
@@ -99,7 +112,12 @@ void damon_cold_pass_start(struct damon_cold_pass *c);
  * is on offer before hot pages wait for room, not up to a quarter of the idle time later. */
 bool damon_cold_pass_due(struct damon_cold_pass *c, const struct pghotd_config *cfg,
 			 uint64_t now_ms, uint32_t epoch, uint64_t want, size_t offers);
-/* Whether the region recorded at time_ns (CLOCK_MONOTONIC) is in the cold pass. */
+/* Warm passes: one aggregation a second (damon_cold_pass_covers() tells the records in it). */
+#define DAMON_WARM_PASS_MS 1000
+/* Starts a warm pass when the last began DAMON_WARM_PASS_MS before now_ms or longer; whether
+ * it did. */
+bool damon_warm_pass_due(struct damon_cold_pass *c, uint64_t now_ms);
+/* Whether the region recorded at time_ns (CLOCK_MONOTONIC) is in the pass (cold or warm). */
 bool damon_cold_pass_covers(struct damon_cold_pass *c, const struct pghotd_config *cfg,
 			    uint64_t time_ns);
 

@@ -14,6 +14,7 @@
 #include "cold_list.h"
 #include "damon_event.h"
 #include "damon_feed.h"
+#include "damon_heat.h"
 #include "damon_pace.h"
 #include "damon_regions.h"
 #include "damon_source.h"
@@ -55,7 +56,9 @@ struct damon_source {
 	struct abit_vmas vmas; /* a new target's maps (init_regions) */
 	uint64_t next_refresh_ms;
 	struct damon_cold_pass cold_pass;
-	struct damon_aggr_size size; /* of the kdamond's regions, for oversized ones */
+	struct damon_cold_pass warm_pass; /* damon_warm_pass_due() */
+	struct damon_aggr_size size;	  /* of the kdamond's regions, for oversized ones */
+	struct damon_heats heats;	  /* the targets' regions' histories */
 };
 
 /* ---- processes -> targets ---------------------------------------------------------------- */
@@ -294,6 +297,7 @@ static int refresh_once(struct damon_source *s, const struct pghotd_config *cfg)
 	}
 	for (size_t i = 0; i < n; i++)
 		pids[i] = t[i].p.pid;
+	damon_heats_keep(&s->heats, pids, n);
 	init = init_regions(s, cfg, t, n, &ranges);
 	r = damon_sysfs_set_targets(s->kd, &a, pids, init, n);
 	free(pids);
@@ -363,6 +367,20 @@ static int target_pagemap(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n)
 	return (int)((size_t)got / sizeof(*ent));
 }
 
+/* Notes the region in its process's history (damon_heat.h): whether that shows broad use.
+ * The aggregation's exposure is the view's (the pace the region was counted at). */
+static bool region_warm(struct damon_source *s, const struct pghotd_config *cfg,
+			const struct damon_target *t, const struct region_rec *rec)
+{
+	struct damon_heat *h = damon_heats_of(&s->heats, t->p.pid);
+	struct damon_heat_span span;
+
+	return h &&
+	       damon_heat_note(h, &rec->r, rec->time_ns, damon_aggr_span_ns(cfg),
+			       cfg->sources.damon.aggr_us, &span) == 0 &&
+	       damon_heat_warm(&span, cfg->sources.damon.aggr_us);
+}
+
 /* Feeds the drained regions under cfg at the last commit's pace; true when there was work:
  * hot regions had DAMON_PACE_BUSY_PAGES pages on slow nodes, or a region with some on one is
  * to be cut finer for the first time lately (data that turned hot inside a region mostly cold:
@@ -387,12 +405,15 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 				.now_ns = now,
 				.stats = s->d.stats,
 				.slow_hot = &slow,
-				.first_thr = s->nreg ? evidence_first_threshold(cfg) : 0};
+				.first_thr = s->nreg ? evidence_first_threshold(cfg) : 0,
+				.room = s->nreg && evidence_fast_room(cfg)};
 	uint64_t budget = DAMON_PAGES_DRAIN, now_ms = now / 1000000;
 	uint32_t epoch = s->d.cold ? cold_list_epoch(s->d.cold) : 0;
 
 	damon_cold_pass_due(&s->cold_pass, cfg, now_ms, epoch, f.want,
 			    s->d.cold ? cold_list_len(s->d.cold) : 0);
+	if (s->nreg)
+		damon_warm_pass_due(&s->warm_pass, now_ms);
 	if (s->d.stats)
 		stats_src_add(s->d.stats, SRC_DAMON, SS_SAMPLES, s->nreg);
 	for (size_t i = 0; i < s->nreg; i++) {
@@ -417,6 +438,8 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 		/* Ages counted at another pace than the view's are not read for cold pages. */
 		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns) &&
 			      (s->reg[i].time_ns >= s->ts.switch_ns || s->old_factor == s->factor);
+		f.warm = region_warm(s, cfg, t, &s->reg[i]);
+		f.warm_pass = damon_cold_pass_covers(&s->warm_pass, cfg, s->reg[i].time_ns);
 		r = damon_feed_region(&f, &t->p, &s->reg[i].r, budget);
 		if (r > 0)
 			budget -= (uint64_t)r;
@@ -575,6 +598,7 @@ void damon_source_free(struct damon_source *s)
 	if (s->slot >= 0)
 		config_pub_unregister(s->pub, s->slot);
 	damon_targets_clear(&s->ts);
+	damon_heats_free(&s->heats);
 	abit_vmas_free(&s->vmas);
 	free(s->reg);
 	free(s);

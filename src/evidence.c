@@ -5,18 +5,16 @@
 #include "evidence.h"
 #include "topology.h"
 
-/* A wrong guess costs a move the room can take; an operator's higher threshold keeps its
- * meaning (255 still asks for 254 more). */
-unsigned evidence_first_threshold(const struct pghotd_config *cfg)
+bool evidence_fast_room(const struct pghotd_config *cfg)
 {
 	const struct topology *t = cfg->topo;
-	unsigned thr = cfg->promotion.threshold, level, best = 0;
+	unsigned level, best = 0;
 
 	level = cfg->promotion.min_free_percent;
 	if (cfg->demotion.enabled && cfg->demotion.free_target_percent > level)
 		level = cfg->demotion.free_target_percent;
 	level = level ? level : 1;
-	for (int n = 0; t && n < t->nr_nodes && thr > 1; n++) {
+	for (int n = 0; t && n < t->nr_nodes; n++) {
 		uint64_t total, free_b;
 		unsigned pct;
 
@@ -26,5 +24,14 @@ unsigned evidence_first_threshold(const struct pghotd_config *cfg)
 		pct = (unsigned)(free_b * 100 / total);
 		best = pct > best ? pct : best;
 	}
-	return best >= 2 * level ? thr - 1 : 0;
+	return best >= 2 * level;
+}
+
+/* A wrong guess costs a move the room can take; an operator's higher threshold keeps its
+ * meaning (255 still asks for 254 more). */
+unsigned evidence_first_threshold(const struct pghotd_config *cfg)
+{
+	unsigned thr = cfg->promotion.threshold;
+
+	return thr > 1 && evidence_fast_room(cfg) ? thr - 1 : 0;
 }

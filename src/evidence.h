@@ -9,6 +9,8 @@
 #ifndef PGHOTD_EVIDENCE_H
 #define PGHOTD_EVIDENCE_H
 
+#include <stdbool.h>
+
 struct pghotd_config;
 
 /* While the fast node with the most free memory has twice the reserve free (the larger of
@@ -16,5 +18,8 @@ struct pghotd_config;
  * 1%), promotion.threshold - 1; else 0 (no first evidence: the threshold stays
  * promotion.threshold). 0 as well when no fast node could be read or the threshold is 1. */
 unsigned evidence_first_threshold(const struct pghotd_config *cfg);
+/* Whether the fast node with the most free memory has twice that reserve free (false when no
+ * fast node could be read). */
+bool evidence_fast_room(const struct pghotd_config *cfg);
 
 #endif

@@ -348,6 +348,17 @@ static void a_cold_pass_covers_one_aggregation_over_drains(void **state)
 
 /* Passes a quarter of the idle time apart (15 s at the shipped 60 s), at once for a new epoch,
  * and half the exchange age apart (1.5 s) while a watched node's offers run low. */
+static void a_warm_pass_comes_once_a_second(void **state)
+{
+	struct damon_cold_pass c = {0};
+
+	(void)state;
+	assert_true(damon_warm_pass_due(&c, 5000));
+	assert_true(c.due);
+	assert_false(damon_warm_pass_due(&c, 5000 + DAMON_WARM_PASS_MS - 1));
+	assert_true(damon_warm_pass_due(&c, 5000 + DAMON_WARM_PASS_MS));
+}
+
 static void cold_passes_come_sooner_while_a_watched_node_has_few_offers(void **state)
 {
 	struct fx *f = *state;
@@ -396,6 +407,32 @@ static void reads_no_more_than_the_page_budget(void **state)
 	assert_int_equal(f->got.n, 3);
 }
 
+static void warm_region_is_hot_only_while_a_fast_node_has_room(void **state)
+{
+	struct fx *f = *state;
+	struct damon_region r =
+	    region(8, 0, 700); /* no sample found it used, idle long: cold too */
+
+	f->feed.warm = true;
+	f->feed.warm_pass = true;
+	f->feed.room = false;
+	/* Warm is never cold: its fast pages are not offered, its slow ones not fed. */
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 0);
+	assert_int_equal(cold_list_len(f->cold), 0);
+	f->feed.room = true;
+	f->feed.warm_pass = false; /* only in a warm pass */
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 0);
+	f->feed.warm_pass = true;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8);
+	assert_int_equal(f->got.n, 5);		     /* the slow pages 0-3 and 7 */
+	assert_int_equal(f->got.ev[0].threshold, 0); /* a warm region is no first evidence */
+	f->feed.warm = false;
+	f->got.n = 0;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8); /* cold now */
+	assert_int_equal(f->got.n, 0);
+	assert_int_equal(cold_list_len(f->cold), 1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -412,6 +449,8 @@ int main(void)
 	    T(idle_region_offers_its_exclusive_fast_pages_on_a_cold_pass),
 	    T(probe_finds_a_slow_page_or_says_none),
 	    T(reads_no_more_than_the_page_budget),
+	    T(warm_region_is_hot_only_while_a_fast_node_has_room),
+	    cmocka_unit_test(a_warm_pass_comes_once_a_second),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

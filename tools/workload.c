@@ -679,6 +679,8 @@ static void wl_summary(struct wl *w, size_t start_on_slow)
 		printf(" t95_after_move=%.2f", w->t95_move);
 	else if (w->o.move_at_s > 0)
 		printf(" t95_after_move=none");
+	if (w->o.move_at_s > 0 && w->moved_at >= 0)
+		printf(" moved_at=%.2f", w->moved_at);
 	if (w->o.nthreads)
 		wl_summary_threads(w);
 	printf("\n");
@@ -766,7 +768,8 @@ static void wl_usage(FILE *f)
 	    "                          own contiguous share of the hot set (uniform only)\n"
 	    "      --move-at T         after T seconds move the whole buffer to --move-to's node,\n"
 	    "                          accesses paused (as migratepages moves a stopped process);\n"
-	    "                          the summary adds t95_after_move (from the move's end)\n"
+	    "                          the summary adds t95_after_move (from the move's end) and\n"
+	    "                          moved_at (the move's end, seconds into the run)\n"
 	    "      --move-to N         the node of --move-at (1)\n"
 	    "      --vmas N            also map N pages apart from the buffer, every other one\n"
 	    "                          read-only: N more VMAs, none resident (a hostile process)\n"
