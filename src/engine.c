@@ -427,15 +427,26 @@ static int start_source(struct engine *e, struct config_pub *pub, enum stat_sour
 	return r;
 }
 
-/* page_idle when DAMON was chosen over it (probe_choose) but did not start: the fallback. */
+/* The Accessed-bit source passed over for the other (probe_choose) when the one chosen did not
+ * start: DAMON for page_idle, page_idle for DAMON "on"; not DAMON beside a PMU source. */
 static int start_fallback(struct engine *e, struct config_pub *pub, const struct probe_result *p)
 {
-	if (p->source[SRC_ABIT].state != PROBE_PASSED ||
-	    p->source[SRC_DAMON].state != PROBE_AVAILABLE || e->running[SRC_DAMON] ||
-	    e->running[SRC_ABIT])
-		return 0;
-	log_notice("source damon did not start: falling back to abit");
-	return start_source(e, pub, SRC_ABIT, p);
+	static const enum stat_source pair[][2] = {{SRC_ABIT, SRC_DAMON}, {SRC_DAMON, SRC_ABIT}};
+	bool pmu = p->source[SRC_IBS].state == PROBE_AVAILABLE ||
+		   p->source[SRC_PEBS].state == PROBE_AVAILABLE;
+
+	for (size_t i = 0; i < sizeof(pair) / sizeof(pair[0]); i++) {
+		enum stat_source chosen = pair[i][0], other = pair[i][1];
+
+		if (p->source[other].state != PROBE_PASSED ||
+		    p->source[chosen].state != PROBE_AVAILABLE || e->running[chosen] ||
+		    e->running[other] || (other == SRC_DAMON && pmu))
+			continue;
+		log_notice("source %s did not start: falling back to %s", stat_source_name(chosen),
+			   stat_source_name(other));
+		return start_source(e, pub, other, p);
+	}
+	return 0;
 }
 
 int engine_start(struct engine *e, struct config_pub *pub, const struct probe_result *probe)

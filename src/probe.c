@@ -323,7 +323,7 @@ static void probe_pass(struct probe_result *r, enum stat_source src, const char 
 }
 
 /* `auto`'s order (probe.h): a PMU source makes an auto DAMON unneeded; of DAMON and page_idle
- * only one runs, DAMON unless page_idle is "on" and DAMON only "auto". */
+ * only one runs, page_idle unless DAMON is "on" and page_idle only "auto". */
 static void probe_choose(const struct pghotd_config *cfg, struct probe_result *r)
 {
 	bool pmu = r->source[SRC_IBS].state == PROBE_AVAILABLE ||
@@ -335,16 +335,46 @@ static void probe_choose(const struct pghotd_config *cfg, struct probe_result *r
 	if (damon == SOURCE_AUTO && pmu)
 		probe_pass(r, SRC_DAMON,
 			   "a PMU source runs: its samples name each page and cost no kernel "
-			   "thread (auto order: PMU samples, DAMON, page_idle)");
-	else if (r->source[SRC_ABIT].state == PROBE_AVAILABLE && damon == SOURCE_AUTO &&
-		 abit == SOURCE_ON)
-		probe_pass(r, SRC_DAMON,
-			   "sources.abit is on: DAMON and page_idle both clear the Accessed bits, "
+			   "thread (auto order: PMU samples, page_idle, DAMON)");
+	else if (r->source[SRC_ABIT].state == PROBE_AVAILABLE && abit == SOURCE_AUTO &&
+		 damon == SOURCE_ON)
+		probe_pass(r, SRC_ABIT,
+			   "sources.damon is on: DAMON and page_idle both clear the Accessed bits, "
 			   "so one of them runs");
 	else if (r->source[SRC_ABIT].state == PROBE_AVAILABLE)
-		probe_pass(r, SRC_ABIT,
-			   "damon runs: it costs by region count where page_idle costs by memory "
-			   "size, and both clear the Accessed bits, so one of them runs");
+		probe_pass(
+		    r, SRC_DAMON,
+		    "page_idle runs: it sees each page, and both clear the Accessed bits, so "
+		    "one of them runs");
+}
+
+/* The sources that run, and why: one line. */
+static void probe_summarize(struct probe_result *r)
+{
+	const struct probe_source *s = r->source;
+	char names[64] = "";
+	const char *why;
+	int n = 0;
+
+	for (int i = 0; i < SRC__COUNT; i++)
+		if (s[i].state == PROBE_AVAILABLE)
+			n += snprintf(names + n, sizeof(names) - (size_t)n, "%s%s",
+				      n ? " and " : "", stat_source_name((enum stat_source)i));
+	if (!n) {
+		r->choice[0] = '\0';
+		return;
+	}
+	if (s[SRC_IBS].state == PROBE_AVAILABLE || s[SRC_PEBS].state == PROBE_AVAILABLE)
+		why = "the CPU's samples name each page and cost no kernel thread";
+	else if (s[SRC_ABIT].state == PROBE_AVAILABLE && s[SRC_DAMON].state == PROBE_PASSED)
+		why = PROBE_WHY_ABIT_OVER_DAMON;
+	else if (s[SRC_DAMON].state == PROBE_AVAILABLE && s[SRC_ABIT].state == PROBE_PASSED)
+		why = "sources.damon is on";
+	else if (s[SRC_DAMON].state == PROBE_AVAILABLE)
+		why = PROBE_WHY_DAMON_ONLY;
+	else
+		why = "page_idle, page by page: the one Accessed-bit source here";
+	snprintf(r->choice, sizeof(r->choice), "auto: %s: %s", names, why);
 }
 
 void probe_decide(const struct probe_facts *f, const struct pghotd_config *cfg,
@@ -372,6 +402,7 @@ void probe_decide(const struct probe_facts *f, const struct pghotd_config *cfg,
 		out->nr_available += s->state == PROBE_AVAILABLE;
 	}
 	probe_choose(cfg, out);
+	probe_summarize(out);
 	probe_decide_numab(f, out);
 	out->phys_addr = (f->paranoid_file.err == 0 && f->paranoid <= 1) ||
 			 probe_has_cap(f, PROBE_CAP_PERFMON) ||
@@ -476,6 +507,8 @@ void probe_describe(const struct probe_result *r, const struct topology *t,
 	}
 	if (r->nr_available == 0)
 		line(ctx, "no usable source: pghotd has no way to see memory accesses here");
+	else
+		line(ctx, r->choice);
 	if (r->perf_sampling[0]) {
 		snprintf(buf, sizeof(buf), "perf sampling: %s", r->perf_sampling);
 		line(ctx, buf);

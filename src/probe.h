@@ -5,8 +5,11 @@
  * missing (-EACCES: perf_event_paranoid without CAP_PERFMON / CAP_SYS_ADMIN, or no
  * CAP_SYS_ADMIN for page_idle and pagemap PFNs), DAMON is in use by someone else (-EBUSY), or
  * the config turned it off. `auto` then chooses: PMU samples first (per page, no kernel
- * thread), then DAMON (cost by region count), then page_idle (cost by memory size); DAMON
- * and page_idle never both run, since both clear the Accessed bits. It also reports
+ * thread), then page_idle (page by page), then DAMON (regions); DAMON and page_idle never both
+ * run, since both clear the Accessed bits. page_idle before DAMON by measurement on a 6.12
+ * kernel with both (tests/vm/race-sources, README): it finds a hot set scattered page by page,
+ * which DAMON moves with the cold pages around it, and was as fast or faster on the other
+ * shapes. It also reports
  * the kernel's NUMA balancing mode (warning when its tiering mode would promote the same
  * pages) and the tiers found.
  *
@@ -83,7 +86,21 @@ struct probe_result {
 	 * "ok: ..." or why not; "" when not tried. Shows that perf_event_open, the ring's
 	 * mmap and the enable ioctl are allowed here (a sandbox, CAP_PERFMON) without a PMU. */
 	char perf_sampling[PROBE_REASON_MAX];
+	/* "auto: SOURCES: why", the one line of what runs and why; "" when nothing can. */
+	char choice[PROBE_REASON_MAX];
 };
+
+/* Why page_idle runs where DAMON could, and what DAMON alone finds: the measured reasons
+ * (README, "Which source where"). */
+#define PROBE_WHY_ABIT_OVER_DAMON                                                                  \
+	"page_idle sees each page, so it finds hot sets of any shape, and it was as fast as "      \
+	"DAMON or faster in every race on a kernel with both (README); DAMON, not chosen, "        \
+	"costs less CPU on memory of gigabytes"
+#define PROBE_WHY_DAMON_ONLY                                                                       \
+	"DAMON, the one Accessed-bit source here (no page_idle): it finds hot data in runs of "    \
+	"2 MiB or more and data used broadly; a hot set scattered page by page moves only "        \
+	"while DRAM has room, with the cold pages around it, and is not found with DRAM full "     \
+	"(a kernel with CONFIG_IDLE_PAGE_TRACKING lets pghotd see each page; README)"
 
 /* Reads every fact; a missing file is a fact, not a failure. -ENAMETOOLONG when a root is
  * too long for a path; *out is then untouched. */

@@ -234,9 +234,9 @@ static void numa_balancing_on_draws_a_warning(void **state)
 		assert_int_equal(r.numa_balancing_tiering, cases[i].tiering);
 		probe_describe(&r, NULL, collect, &l);
 		assert_true(find_line(&l, cases[i].line) >= 0);
-		assert_int_equal(find_line(&l, "warning: kernel.numa_balancing has memory tiering") >=
-				     0,
-				 cases[i].tiering);
+		assert_int_equal(
+		    find_line(&l, "warning: kernel.numa_balancing has memory tiering") >= 0,
+		    cases[i].tiering);
 		/* Mode 1 moves pages too: it draws its own warning. */
 		assert_int_equal(find_line(&l, "warning: kernel.numa_balancing mode 1 is on") >= 0,
 				 cases[i].mode == 1);
@@ -355,24 +355,45 @@ static void physical_addresses_need_paranoid_1_or_a_capability(void **state)
 	assert_true(r.phys_addr);
 }
 
-/* Debian 13's kernel in a VM: DAMON and page_idle (a kernel built with both), no PMU. */
-static void auto_runs_damon_rather_than_page_idle_and_says_why(void **state)
+/* A kernel built with DAMON and page_idle (RHEL 10, Fedora, Arch), in a VM: no PMU. */
+static void auto_runs_page_idle_rather_than_damon_and_says_why_in_a_line(void **state)
 {
 	struct probe_result r;
 	struct lines l = {0};
 
 	(void)state;
 	run("sysfs-damon", "procfs-root", NULL, &r);
-	assert_int_equal(r.source[SRC_DAMON].state, PROBE_AVAILABLE);
-	assert_int_equal(r.source[SRC_ABIT].state, PROBE_PASSED);
+	assert_int_equal(r.source[SRC_ABIT].state, PROBE_AVAILABLE);
+	assert_int_equal(r.source[SRC_DAMON].state, PROBE_PASSED);
 	assert_int_equal(r.nr_available, 1);
 	probe_describe(&r, NULL, collect, &l);
-	assert_non_null(strstr(l.text[2], "source abit: not chosen: damon runs: it costs by region "
-					  "count"));
-	assert_string_equal(l.text[3], "source damon: available");
+	assert_string_equal(l.text[2], "source abit: available");
+	assert_non_null(strstr(l.text[3], "source damon: not chosen: page_idle runs: it sees each "
+					  "page"));
+	assert_string_equal(l.text[4], "auto: abit: " PROBE_WHY_ABIT_OVER_DAMON);
 }
 
-static void damon_gives_way_to_a_pmu_and_to_abit_on(void **state)
+/* Debian 13's and Amazon Linux's kernels: DAMON only. */
+static void damon_alone_says_what_it_finds_and_what_not(void **state)
+{
+	struct probe_facts f = {.paranoid = -1, .numa_balancing = 0};
+	struct probe_result r;
+	struct lines l = {0};
+
+	(void)state;
+	f.cap_eff = 1ull << PROBE_CAP_SYS_ADMIN;
+	f.ibs_pmu.err = f.pebs_event.err = f.page_idle.err = -ENOENT;
+	probe_decide(&f, NULL, NULL, &r);
+	assert_int_equal(r.source[SRC_DAMON].state, PROBE_AVAILABLE);
+	probe_describe(&r, NULL, collect, &l);
+	assert_string_equal(l.text[4], "auto: damon: " PROBE_WHY_DAMON_ONLY);
+	assert_non_null(strstr(l.text[4], "scattered page by page"));
+	f.damon_sysfs.err = -ENOENT; /* nothing left: no auto line, the no-source one */
+	probe_decide(&f, NULL, NULL, &r);
+	assert_string_equal(r.choice, "");
+}
+
+static void damon_gives_way_to_a_pmu_and_page_idle_to_damon_on(void **state)
 {
 	struct probe_facts f = {.paranoid = -1, .numa_balancing = 0};
 	struct pghotd_config cfg = {0};
@@ -390,13 +411,17 @@ static void damon_gives_way_to_a_pmu_and_to_abit_on(void **state)
 	probe_decide(&f, &cfg, NULL, &r);
 	assert_int_equal(r.source[SRC_DAMON].state, PROBE_AVAILABLE);
 	assert_int_equal(r.source[SRC_ABIT].state, PROBE_PASSED);
+	assert_non_null(strstr(r.source[SRC_ABIT].reason, "sources.damon is on"));
+	assert_string_equal(r.choice, "auto: ibs and damon: the CPU's samples name each page and "
+				      "cost no kernel thread");
 	f.ibs_pmu.err = -ENOENT;
-	cfg.sources.damon.enabled = SOURCE_AUTO;
-	cfg.sources.abit.enabled = SOURCE_ON;
 	probe_decide(&f, &cfg, NULL, &r);
+	assert_string_equal(r.choice, "auto: damon: sources.damon is on");
+	cfg.sources.damon.enabled = SOURCE_AUTO;
+	probe_decide(&f, &cfg, NULL, &r); /* both auto: page_idle */
 	assert_int_equal(r.source[SRC_ABIT].state, PROBE_AVAILABLE);
 	assert_int_equal(r.source[SRC_DAMON].state, PROBE_PASSED);
-	assert_non_null(strstr(r.source[SRC_DAMON].reason, "sources.abit is on"));
+	assert_non_null(strstr(r.source[SRC_DAMON].reason, "page_idle runs"));
 }
 
 static void damon_in_use_or_without_tracefs_is_unavailable(void **state)
@@ -440,10 +465,12 @@ static void describe_lists_sources_numa_balancing_and_tiers(void **state)
 					  "mem-loads event ("));
 	assert_string_equal(l.text[2], "source abit: available");
 	assert_non_null(strstr(l.text[3], "source damon: unavailable: no DAMON sysfs interface ("));
-	assert_string_equal(l.text[4], "numa balancing: mode 0 (off)");
-	assert_non_null(strstr(l.text[5], tier_source_describe(TIER_FROM_SYSFS)));
-	assert_non_null(strstr(l.text[8], "node 2: slow"));
-	assert_int_equal(l.n, 9);
+	assert_string_equal(l.text[4], "auto: ibs and abit: the CPU's samples name each page and "
+				       "cost no kernel thread");
+	assert_string_equal(l.text[5], "numa balancing: mode 0 (off)");
+	assert_non_null(strstr(l.text[6], tier_source_describe(TIER_FROM_SYSFS)));
+	assert_non_null(strstr(l.text[9], "node 2: slow"));
+	assert_int_equal(l.n, 10);
 	assert_int_equal(find_line(&l, "no slow tier"), -1);
 	topology_free(t);
 }
@@ -491,8 +518,9 @@ int main(void)
 	    cmocka_unit_test(only_capability_bits_21_and_38_count),
 	    cmocka_unit_test(physical_addresses_need_paranoid_1_or_a_capability),
 	    cmocka_unit_test(describe_lists_sources_numa_balancing_and_tiers),
-	    cmocka_unit_test(auto_runs_damon_rather_than_page_idle_and_says_why),
-	    cmocka_unit_test(damon_gives_way_to_a_pmu_and_to_abit_on),
+	    cmocka_unit_test(auto_runs_page_idle_rather_than_damon_and_says_why_in_a_line),
+	    cmocka_unit_test(damon_alone_says_what_it_finds_and_what_not),
+	    cmocka_unit_test(damon_gives_way_to_a_pmu_and_page_idle_to_damon_on),
 	    cmocka_unit_test(damon_in_use_or_without_tracefs_is_unavailable),
 	    cmocka_unit_test(no_slow_tier_and_no_source_each_get_a_line),
 	};
