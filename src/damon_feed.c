@@ -185,7 +185,10 @@ long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc 
 		       const struct damon_region *r, uint64_t max_pages)
 {
 	bool intense = damon_region_hot(f->cfg, r);
-	bool hot = intense || (f->warm && f->warm_pass && f->room);
+	bool hot = intense || (f->warm && f->warm_pass && f->room && f->warm_hi > f->warm_lo);
+	/* Warm alone: only the part warm twice running (damon_heat_note()). */
+	uint64_t start = intense || !hot || f->warm_lo < r->start ? r->start : f->warm_lo;
+	uint64_t end = intense || !hot || f->warm_hi > r->end ? r->end : f->warm_hi;
 	unsigned thr = hot && r->nr_accesses >= samples_per_aggr(f->cfg) ? f->first_thr : 0;
 	bool cold =
 	    !hot && !f->warm && f->cold && f->want && f->cold_pass && damon_region_cold(f->cfg, r);
@@ -193,12 +196,12 @@ long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc 
 	struct feed_out o;
 	long r2 = 0;
 
-	if ((!hot && !cold) || r->end <= r->start)
+	if ((!hot && !cold) || end <= start)
 		return 0;
 	o.nev = o.ncold = 0;
 	o.slow_hot = intense ? f->slow_hot : NULL;
-	for (uint64_t va = r->start & ~(PAGEMAP_PAGE_SIZE - 1); va < r->end && read < max_pages;) {
-		uint64_t left = (r->end - va + PAGEMAP_PAGE_SIZE - 1) / PAGEMAP_PAGE_SIZE;
+	for (uint64_t va = start & ~(PAGEMAP_PAGE_SIZE - 1); va < end && read < max_pages;) {
+		uint64_t left = (end - va + PAGEMAP_PAGE_SIZE - 1) / PAGEMAP_PAGE_SIZE;
 		size_t n = left < DAMON_FEED_PAGES ? (size_t)left : DAMON_FEED_PAGES;
 
 		if (n > max_pages - read)

@@ -10,7 +10,8 @@
  * idle time (age x aggregation interval) is cold: on a cold pass, its present, exclusively mapped
  * pages on the fast nodes the cold list wants go to the cold list, idle since the region's age
  * began. A region whose history shows broad use (damon_heat.h: warm) is never a cold
- * candidate, and is hot too while a fast node has room (evidence_fast_room()), in one
+ * candidate, and its part that was warm in the aggregation before too (damon_heat_note()) is
+ * hot while a fast node has room (evidence_fast_room()), in one
  * aggregation a second (a warm pass, DAMON_WARM_PASS_MS): its pages are promoted at the second
  * such pass within promotion.window_ms at the shipped threshold, so a page on the edge of warm
  * data, which DAMON's regions there (split and merged at random between aggregations) cover
@@ -59,13 +60,14 @@ struct damon_feed {
 	int (*pagemap)(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n);
 	void *ctx;
 	struct access_sink sink;
-	struct cold_list *cold; /* NULL: no cold pages are looked for */
-	uint64_t want;		/* fast nodes the cold list wants (cold_list_wanted()) */
-	bool cold_pass;		/* look for cold pages in this aggregation */
-	bool warm;		/* the region's history shows broad use (damon_heat_warm()) */
-	bool warm_pass;		/* the region is in a warm pass (damon_warm_pass_due()) */
-	bool room;		/* a fast node has room (evidence_fast_room()) */
-	uint64_t now_ns;	/* CLOCK_MONOTONIC */
+	struct cold_list *cold;	   /* NULL: no cold pages are looked for */
+	uint64_t want;		   /* fast nodes the cold list wants (cold_list_wanted()) */
+	bool cold_pass;		   /* look for cold pages in this aggregation */
+	bool warm;		   /* the region's history shows broad use (damon_heat_warm()) */
+	uint64_t warm_lo, warm_hi; /* and its part warm twice running (damon_heat_note()) */
+	bool warm_pass;		   /* the region is in a warm pass (damon_warm_pass_due()) */
+	bool room;		   /* a fast node has room (evidence_fast_room()) */
+	uint64_t now_ns;	   /* CLOCK_MONOTONIC */
 	/* The threshold a full region's pages are delivered with (evidence_first_threshold(),
 	 * read once per drain); 0: promotion.threshold as usual. */
 	unsigned first_thr;

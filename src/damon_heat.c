@@ -51,6 +51,10 @@ static void carry(struct damon_heat *h, uint64_t start, uint64_t end, uint64_t t
 			continue;
 		hits += p->hits * (double)(hi - lo);
 		expo += p->expo_s * (double)(hi - lo);
+		if (p->warm) {
+			out->warm_lo = out->warm_hi ? out->warm_lo : lo;
+			out->warm_hi = hi;
+		}
 	}
 	d = exp(-(double)(time_ns - h->prev_ns) / 1e6 / DAMON_HEAT_TAU_MS);
 	out->hits = (float)(hits / len * d);
@@ -81,6 +85,7 @@ int damon_heat_note(struct damon_heat *h, const struct damon_region *r, uint64_t
 		carry(h, r->start, r->end, time_ns, &s);
 	s.hits += aggr_hits(r->nr_accesses, aggr_us);
 	s.expo_s += (float)aggr_us / 1e6f;
+	s.warm = damon_heat_warm(&s, aggr_us);
 	if (h->ncur == h->cap && h->cap < DAMON_HEAT_SPANS && grow(h) < 0)
 		return -ENOMEM;
 	if (h->ncur < h->cap)

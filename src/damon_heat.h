@@ -53,6 +53,10 @@
 struct damon_heat_span {
 	uint64_t start, end;
 	float hits, expo_s; /* decayed accesses seen, and seconds of sampling */
+	bool warm;	    /* damon_heat_warm() when noted */
+	/* The part of [start, end) that regions warm in the aggregation before covered, from
+	 * the first such byte to the last (both 0: none). */
+	uint64_t warm_lo, warm_hi;
 };
 
 /* One process's history. Zeroed: empty (damon_heat_free() releases it). */
@@ -65,7 +69,10 @@ struct damon_heat {
 
 /* Notes region r, recorded at time_ns, of an aggregation of aggr_us whose records come within
  * span_ns of its first (damon_aggr_span_ns()); a record past that, or one starting below the
- * last, opens the next aggregation. *out: the region's history with this aggregation in it.
+ * last, opens the next aggregation. *out: the region's history with this aggregation in it,
+ * whether it is warm, and where regions warm the aggregation before covered it: a region that
+ * reaches from warm data into memory never used (DAMON merges the two, both reading about 0)
+ * can read warm on the history of its warm part, so only that part is warm twice running.
  * -ENOMEM (out untouched) when the spans cannot grow; past DAMON_HEAT_SPANS the region's own
  * samples only. */
 int damon_heat_note(struct damon_heat *h, const struct damon_region *r, uint64_t time_ns,

@@ -367,18 +367,21 @@ static int target_pagemap(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n)
 	return (int)((size_t)got / sizeof(*ent));
 }
 
-/* Notes the region in its process's history (damon_heat.h): whether that shows broad use.
- * The aggregation's exposure is the view's (the pace the region was counted at). */
-static bool region_warm(struct damon_source *s, const struct pghotd_config *cfg,
-			const struct damon_target *t, const struct region_rec *rec)
+/* Notes the region in its process's history (damon_heat.h) and sets the feed's warm fields
+ * from it (not warm when it cannot be noted). The aggregation's exposure is the view's (the
+ * pace the region was counted at). */
+static void region_warm(struct damon_source *s, const struct pghotd_config *cfg,
+			const struct damon_target *t, const struct region_rec *rec,
+			struct damon_feed *f)
 {
 	struct damon_heat *h = damon_heats_of(&s->heats, t->p.pid);
-	struct damon_heat_span span;
+	struct damon_heat_span span = {0};
 
-	return h &&
-	       damon_heat_note(h, &rec->r, rec->time_ns, damon_aggr_span_ns(cfg),
-			       cfg->sources.damon.aggr_us, &span) == 0 &&
-	       damon_heat_warm(&span, cfg->sources.damon.aggr_us);
+	if (!h || damon_heat_note(h, &rec->r, rec->time_ns, damon_aggr_span_ns(cfg),
+				  cfg->sources.damon.aggr_us, &span) < 0)
+		span = (struct damon_heat_span){0};
+	f->warm = span.warm;
+	f->warm_lo = span.warm_lo, f->warm_hi = span.warm_hi;
 }
 
 /* Feeds the drained regions under cfg at the last commit's pace; true when there was work:
@@ -438,7 +441,7 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 		/* Ages counted at another pace than the view's are not read for cold pages. */
 		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns) &&
 			      (s->reg[i].time_ns >= s->ts.switch_ns || s->old_factor == s->factor);
-		f.warm = region_warm(s, cfg, t, &s->reg[i]);
+		region_warm(s, cfg, t, &s->reg[i], &f);
 		f.warm_pass = damon_cold_pass_covers(&s->warm_pass, cfg, s->reg[i].time_ns);
 		r = damon_feed_region(&f, &t->p, &s->reg[i].r, budget);
 		if (r > 0)

@@ -414,6 +414,7 @@ static void warm_region_is_hot_only_while_a_fast_node_has_room(void **state)
 	    region(8, 0, 700); /* no sample found it used, idle long: cold too */
 
 	f->feed.warm = true;
+	f->feed.warm_lo = r.start, f->feed.warm_hi = r.end;
 	f->feed.warm_pass = true;
 	f->feed.room = false;
 	/* Warm is never cold: its fast pages are not offered, its slow ones not fed. */
@@ -426,6 +427,15 @@ static void warm_region_is_hot_only_while_a_fast_node_has_room(void **state)
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8);
 	assert_int_equal(f->got.n, 5);		     /* the slow pages 0-3 and 7 */
 	assert_int_equal(f->got.ev[0].threshold, 0); /* a warm region is no first evidence */
+	/* Only the part warm the aggregation before too: pages 1 and 2. */
+	f->got.n = 0;
+	f->feed.warm_lo = r.start + PAGEMAP_PAGE_SIZE;
+	f->feed.warm_hi = r.start + 3 * PAGEMAP_PAGE_SIZE;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 2);
+	assert_int_equal(f->got.n, 2);
+	assert_true(f->got.ev[0].vaddr == r.start + PAGEMAP_PAGE_SIZE);
+	f->feed.warm_lo = f->feed.warm_hi = 0; /* none: not hot */
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 0);
 	f->feed.warm = false;
 	f->got.n = 0;
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8); /* cold now */

@@ -79,6 +79,9 @@ static void a_split_region_keeps_the_history_of_its_range(void **state)
 	assert_true(a.hits == b.hits && a.expo_s == b.expo_s);
 	assert_true(a.expo_s > 0.19f && a.expo_s < 0.2f);
 	assert_true(c.hits == 0.0f); /* never covered before */
+	/* Neither half warm, nor the whole before them: no part warm twice running. */
+	assert_false(a.warm || b.warm || c.warm);
+	assert_true(a.warm_lo == 0 && a.warm_hi == 0);
 	/* Merged again, the halves' histories are averaged by size: here the same. */
 	whole.nr_accesses = 0;
 	assert_int_equal(damon_heat_note(&h, &whole, ms(1200), SPAN_NS, AGGR_US, &s), 0);
@@ -247,6 +250,32 @@ static void data_no_longer_used_cools_within_ten_seconds(void **state)
 	damon_heat_free(&h);
 }
 
+static void only_the_part_warm_twice_running_is_given(void **state)
+{
+	struct damon_heat h = {0};
+	struct damon_heat_span s;
+	struct damon_region used = reg(0, 4, 1), never = reg(4, 8, 0), both = reg(2, 8, 0);
+	uint64_t t = ms(1000);
+
+	(void)state;
+	/* 4 MiB found accessed every aggregation for 1 s is warm; the 4 MiB after it never. */
+	for (int i = 0; i < 10; i++, t += ms(100)) {
+		assert_int_equal(damon_heat_note(&h, &used, t, SPAN_NS, AGGR_US, &s), 0);
+		assert_int_equal(damon_heat_note(&h, &never, t + 1000, SPAN_NS, AGGR_US, &s), 0);
+	}
+	assert_int_equal(damon_heat_note(&h, &used, t, SPAN_NS, AGGR_US, &s), 0);
+	assert_true(s.warm);
+	assert_true(s.warm_lo == used.start && s.warm_hi == used.end);
+	assert_int_equal(damon_heat_note(&h, &never, t + 1000, SPAN_NS, AGGR_US, &s), 0);
+	assert_false(s.warm);
+	/* DAMON merges a piece of the used data with the never-used: warm on the piece's
+	 * history, but only the piece was warm before. */
+	t += ms(100);
+	assert_int_equal(damon_heat_note(&h, &both, t, SPAN_NS, AGGR_US, &s), 0);
+	assert_true(s.warm_lo == both.start && s.warm_hi == used.end);
+	damon_heat_free(&h);
+}
+
 static void keeps_the_histories_of_the_listed_processes_only(void **state)
 {
 	struct damon_heats hs = {0};
@@ -278,6 +307,7 @@ int main(void)
 	    cmocka_unit_test(data_used_once_a_second_turns_warm_within_eight_seconds),
 	    cmocka_unit_test(a_sweep_every_ten_seconds_is_never_warm),
 	    cmocka_unit_test(data_no_longer_used_cools_within_ten_seconds),
+	    cmocka_unit_test(only_the_part_warm_twice_running_is_given),
 	    cmocka_unit_test(keeps_the_histories_of_the_listed_processes_only),
 	};
 
