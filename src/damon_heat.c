@@ -7,7 +7,7 @@
 
 static int grow(struct damon_heat *h)
 {
-	size_t cap = h->cap ? h->cap * 2 : 64;
+	size_t cap = h->cap ? h->cap * 2 : 16;
 	struct damon_heat_span *p, *c;
 
 	if (cap > DAMON_HEAT_SPANS)

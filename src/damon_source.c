@@ -377,9 +377,9 @@ static void region_warm(struct damon_source *s, const struct pghotd_config *cfg,
 	struct damon_heat *h = damon_heats_of(&s->heats, t->p.pid);
 	struct damon_heat_span span = {0};
 
-	if (!h || damon_heat_note(h, &rec->r, rec->time_ns, damon_aggr_span_ns(cfg),
-				  cfg->sources.damon.aggr_us, &span) < 0)
-		span = (struct damon_heat_span){0};
+	if (h) /* span stays zero (not warm) when the region cannot be noted */
+		damon_heat_note(h, &rec->r, rec->time_ns, damon_aggr_span_ns(cfg),
+				cfg->sources.damon.aggr_us, &span);
 	f->warm = span.warm;
 	f->warm_lo = span.warm_lo, f->warm_hi = span.warm_hi;
 }
