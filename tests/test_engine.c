@@ -18,6 +18,7 @@
 #include "fake_perf.h"
 #include "config_pub.h"
 #include "engine.h"
+#include "log.h"
 #include "perf_sampler.h"
 #include "topology.h"
 
@@ -197,6 +198,51 @@ static void a_required_perf_source_that_cannot_open_fails_the_start(void **state
 	config_pub_free(pub);
 }
 
+/* Runs engine_start with the probe's verdicts and returns what it logged (into buf). */
+static void start_logged(struct fixture *x, char *buf, size_t size)
+{
+	struct pghotd_config *cfg = new_config(x, 0x10000);
+	struct config_pub *pub;
+	struct engine *e;
+	FILE *f = fmemopen(buf, size, "w");
+
+	assert_non_null(f);
+	assert_int_equal(engine_new(&x->env, cfg, &e), 0);
+	assert_int_equal(config_pub_new(cfg, destroy_config, &pub), 0);
+	log_set_stream(f);
+	assert_true(engine_start(e, pub, &x->probe) >= 0);
+	log_set_stream(NULL);
+	fclose(f);
+	engine_stop(e, pub);
+	engine_free(e);
+	config_pub_free(pub);
+}
+
+/* Of page_idle and DAMON the probe chooses one (probe_choose); when it cannot start (the
+ * fixture has neither page_idle nor DAMON), the one passed over is tried, but never DAMON
+ * beside a PMU source. */
+static void the_source_passed_over_is_tried_when_the_chosen_one_cannot_start(void **state)
+{
+	struct fixture *x = *state;
+	char buf[8192];
+
+	x->probe.source[SRC_IBS].state = PROBE_DISABLED;
+	x->probe.source[SRC_ABIT].state = PROBE_AVAILABLE;
+	x->probe.source[SRC_DAMON].state = PROBE_PASSED;
+	start_logged(x, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "source abit did not start: falling back to damon"));
+	x->probe.source[SRC_ABIT].state = PROBE_PASSED; /* DAMON "on" */
+	x->probe.source[SRC_DAMON].state = PROBE_AVAILABLE;
+	start_logged(x, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "source damon did not start: falling back to abit"));
+	x->probe.source[SRC_IBS].state = PROBE_AVAILABLE; /* a PMU: DAMON stays out */
+	x->probe.source[SRC_ABIT].state = PROBE_AVAILABLE;
+	x->probe.source[SRC_DAMON].state = PROBE_PASSED;
+	x->f.open_err = -ENOENT;
+	start_logged(x, buf, sizeof(buf));
+	assert_null(strstr(buf, "falling back"));
+}
+
 /* The hot table takes twice the slow tier's pages, at least ENGINE_TABLE_FLOOR, at most the
  * configured capacity; fast nodes and absent ones do not count. */
 static void hot_table_is_sized_to_the_slow_tier_within_its_capacity(void **state)
@@ -231,6 +277,8 @@ int main(void)
 		probe_trial_takes_phys_addr_from_the_verdict_and_marks_a_refusal, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		starts_restarts_on_a_changed_section_and_stops_a_perf_source, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		the_source_passed_over_is_tried_when_the_chosen_one_cannot_start, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_required_perf_source_that_cannot_open_fails_the_start,
 					    setup, teardown),
 	};
