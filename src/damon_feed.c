@@ -185,7 +185,11 @@ long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc 
 		       const struct damon_region *r, uint64_t max_pages)
 {
 	bool intense = damon_region_hot(f->cfg, r);
-	bool hot = intense || (f->warm && f->warm_pass && f->room && f->warm_hi > f->warm_lo);
+	/* A region found used in DAMON_HOT_MIN samples of this aggregation but not hot is used
+	 * intensely in part: the cuts isolate that part (damon_regions.h), where a warm move
+	 * would take its cold rest too. */
+	bool hot = intense || (f->warm && f->warm_pass && f->room && f->warm_hi > f->warm_lo &&
+			       r->nr_accesses < DAMON_HOT_MIN);
 	/* Warm alone: only the part warm twice running (damon_heat_note()). */
 	uint64_t start = intense || !hot || f->warm_lo < r->start ? r->start : f->warm_lo;
 	uint64_t end = intense || !hot || f->warm_hi > r->end ? r->end : f->warm_hi;

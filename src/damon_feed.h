@@ -11,7 +11,9 @@
  * pages on the fast nodes the cold list wants go to the cold list, idle since the region's age
  * began. A region whose history shows broad use (damon_heat.h: warm) is never a cold
  * candidate, and its part that was warm in the aggregation before too (damon_heat_note()) is
- * hot while a fast node has room (evidence_fast_room()), in one
+ * hot while a fast node has room (evidence_fast_room()) and the region's own samples show
+ * little use (fewer than DAMON_HOT_MIN: more, and it is used intensely in part, which the cuts
+ * isolate; moved whole it took the cold rest of 2 MiB hot units' regions), in one
  * aggregation a second (a warm pass, DAMON_WARM_PASS_MS): its pages are promoted at the second
  * such pass within promotion.window_ms at the shipped threshold, so a page on the edge of warm
  * data, which DAMON's regions there (split and merged at random between aggregations) cover

@@ -436,6 +436,13 @@ static void warm_region_is_hot_only_while_a_fast_node_has_room(void **state)
 	assert_true(f->got.ev[0].vaddr == r.start + PAGEMAP_PAGE_SIZE);
 	f->feed.warm_lo = f->feed.warm_hi = 0; /* none: not hot */
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 0);
+	/* Used in DAMON_HOT_MIN samples of 20: intensely in part, left to the cuts. */
+	f->feed.warm_lo = r.start, f->feed.warm_hi = r.end;
+	r.nr_accesses = DAMON_HOT_MIN;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 0);
+	r.nr_accesses = DAMON_HOT_MIN - 1;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8);
+	r.nr_accesses = 0;
 	f->feed.warm = false;
 	f->got.n = 0;
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8); /* cold now */
