@@ -90,7 +90,7 @@ vm_config() {
 	local f=$1
 	shift
 	{
-		echo 'log_level = "info";'
+		echo "log_level = \"${PGHOTD_VM_LOG_LEVEL:-info}\";"
 		echo "stats = { file = \"/run/pghotd/stats.prom\"; interval_ms = ${PGHOTD_VM_STATS_MS:-200}; };"
 		printf '%s\n' "$@"
 	} >"$f"
