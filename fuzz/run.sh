@@ -23,7 +23,7 @@
 #                     with it: a parsed format keeps its fields within the size it demands
 # Each target reads its working corpus (FUZZ_OUT/corpus_<target>, new inputs go there) and the
 # committed seeds. The perf.data reader also starts from the head of the real PEBS recording
-# in ../shared/data/perf/ beside the project, when that folder exists.
+# in tests/data/.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 update=0 ci=0
@@ -51,7 +51,7 @@ targets="fuzz_perf_record fuzz_perf_data fuzz_config fuzz_procfs fuzz_damon_even
 for t in $targets; do
 	mkdir -p "$out/corpus_$t" "$root/fuzz/seeds/$t"
 done
-real=$root/../shared/data/perf/pebs-skx-loadlat-weight-struct.data
+real=$root/tests/data/pebs-skx-loadlat-weight-struct.data
 if [ -r "$real" ] && [ ! -e "$out/corpus_fuzz_perf_data/real-head" ]; then
 	head -c 65536 "$real" >"$out/corpus_fuzz_perf_data/real-head"
 fi

@@ -1,8 +1,8 @@
 /* perf_sample: a PERF_RECORD_SAMPLE body parsed into fields, for any sample_type.
  *
- * The body is parsed in the kernel's order (see ../shared/reference/kernel-abi.md beside the
- * project, and include/uapi/linux/perf_event.h), stepping over every field the kernel may place
- * before the ones pghotd uses, so any attr's samples parse. Pure code: no I/O, any thread. */
+ * The body is parsed in the kernel's order (include/uapi/linux/perf_event.h, the comment on
+ * PERF_RECORD_SAMPLE), stepping over every field the kernel may place before the ones pghotd
+ * uses, so any attr's samples parse. Pure code: no I/O, any thread. */
 #ifndef PGHOTD_PERF_SAMPLE_H
 #define PGHOTD_PERF_SAMPLE_H
 
