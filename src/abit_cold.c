@@ -6,7 +6,9 @@
  * in turn the pieces where samples found such pages idle. */
 #include <stdlib.h>
 
-#include "abit_internal.h"
+#include "abit_cold.h"
+#include "abit_piece.h"
+#include "abit_table.h"
 #include "procs.h"
 
 void abit_cold_flush(struct abit *a)
@@ -167,7 +169,7 @@ static void cold_window_leave(struct abit *a, struct abit_piece *g)
  * wait, to make room for them; the walk comes back to it when it has gone round. */
 void abit_cold_window(struct abit *a)
 {
-	size_t cap = abit_watch_cap(a), nwin = 0, waiting = 0, pi, ri, total = 0;
+	size_t cap = abit_piece_watch_cap(a), nwin = 0, waiting = 0, pi, ri, total = 0;
 	uint64_t hold = cold_window_rounds(a);
 
 	for (size_t i = 0; i < a->table.nprocs; i++) {

@@ -11,7 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "abit_internal.h"
+#include "abit_idle.h"
+#include "abit_cold.h"
+#include "abit_scan.h"
+#include "abit_table.h"
+#include "abit_watch.h"
 #include "clock.h"
 #include "config_pub.h"
 #include "evidence.h"
@@ -384,11 +388,10 @@ static void *abit_thread(void *arg)
 		failing = r < 0;
 		abit_set_active(a, !failing);
 		/* The burst allowed: one scan interval's share. */
-		abit_sleep(a, (int)abit_cpu_pace_ms(&pace, clock_monotonic_ns(),
-						    clock_thread_cpu_ns() - cpu0,
-						    cfg->sources.abit.max_cpu_percent,
-						    abit_step_pause_ms(a, cfg),
-						    cfg->sources.abit.scan_interval_ms));
+		abit_sleep(a, (int)abit_cpu_pace_ms(
+				  &pace, clock_monotonic_ns(), clock_thread_cpu_ns() - cpu0,
+				  cfg->sources.abit.max_cpu_percent, abit_step_pause_ms(a, cfg),
+				  cfg->sources.abit.scan_interval_ms));
 	}
 	return NULL;
 }

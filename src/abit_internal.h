@@ -4,6 +4,9 @@
  * scan reads and marks (abit_scan.c), mode "regions" chooses through its samplers
  * (abit_watch.c), and whose idle fast pages the cold side offers for demotion (abit_cold.c).
  *
+ * Each module declares its functions in its own header, and they use each other one way:
+ * abit_idle -> abit_watch -> abit_scan -> abit_cold -> abit_table -> abit_piece -> here.
+ *
  * Every function here runs on the source thread (or a test or benchmark acting as it), with
  * a->cfg, a->now_ns and a->now_ms set for the round or step under way (abit_idle.c's
  * abit_begin()). */
@@ -16,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "abit_idle.h"
+#include "abit_params.h"
 #include "abit_sample.h"
 #include "abit_vmas.h"
 #include "access.h"
@@ -139,7 +142,7 @@ struct abit_scan_state {
 	unsigned first_thr;
 	bool quick;
 	unsigned sentinels; /* sentinel looks left to this step (ABIT_SENTINELS_PER_STEP) */
-	bool pfn_seen; /* some present page showed a non-zero PFN */
+	bool pfn_seen;	    /* some present page showed a non-zero PFN */
 	struct access_event ev[ABIT_EVENT_BATCH];
 	size_t nev;
 	uint64_t pm[ABIT_PIECE_PAGES];
@@ -239,92 +242,5 @@ static inline bool abit_stopping(struct abit *a)
 {
 	return worker_stopping(&a->w);
 }
-
-/* ---- the process table and its pieces (abit_table.c) ----------------------------------- */
-
-/* Field 22 (start time) and field 39 (last CPU) of pid's stat file; -ESRCH when gone. */
-int abit_table_read_stat(const struct abit *a, pid_t pid, uint64_t *start, int *cpu);
-/* Drops a piece's per-page cache (ent, since). */
-void abit_piece_forget(struct abit_piece *g);
-/* Frees n processes and their array. */
-void abit_table_free(struct abit_proc *p, size_t n);
-/* The process of pid in p[0..n) (sorted by pid), or NULL. */
-struct abit_proc *abit_table_find(struct abit_proc *p, size_t n, pid_t pid);
-/* At a round (or a reload): re-reads every selected process every ABIT_REFRESH_ROUNDS rounds
- * or after a reload, else the young ones and the pids new since the last listing. -errno
- * with the old table kept. */
-int abit_table_refresh(struct abit *a, const struct pghotd_config *cfg);
-/* Watches the selected pids of pids[0..n) (sorted) the last listing did not hold; takes
- * pids. -ENOMEM with nothing changed. */
-int abit_table_add_new(struct abit *a, const struct pghotd_config *cfg, pid_t *pids, size_t n);
-/* Drops the processes marked gone, recounts the pieces held. */
-void abit_table_drop_gone(struct abit *a);
-/* The piece of p holding vaddr, or NULL. */
-struct abit_piece *abit_proc_piece(struct abit_proc *p, uint64_t vaddr);
-/* A cursor's position: the first piece of the process at or after (pid, vaddr). */
-void abit_table_locate(const struct abit *a, pid_t pid, uint64_t vaddr, size_t *pi, size_t *ri);
-/* The piece of pid holding vaddr, or NULL (introspection). */
-const struct abit_piece *abit_table_piece_at(const struct abit *a, pid_t pid, uint64_t vaddr);
-/* The piece is due at once, scanned every round until its scans back it off. */
-void abit_piece_due_now(struct abit *a, struct abit_piece *g);
-/* Every piece of p scanned less often than every `above` rounds (0: every piece whose last
- * scan found no access) is due at the coming round, and, in a process scanned in full, looked
- * at by the next step; with `above` (arrivals), not a piece whose tracked pages are all of
- * watched fast nodes. */
-void abit_proc_wake_pieces(struct abit *a, struct abit_proc *p, uint16_t above);
-
-/* ---- the page-by-page scan (abit_scan.c) ----------------------------------------------- */
-
-/* Delivers the gathered access events to the sink. */
-void abit_scan_flush(struct abit *a);
-/* Scans piece g of p through p's pagemap fd: reports its accessed slow pages, learns new
- * ones, marks them idle again, sets its pace. -ESRCH (gone), -EPERM (PFNs hidden), -errno. */
-int abit_scan_piece(struct abit *a, struct abit_proc *p, struct abit_piece *g, int fd);
-/* Visits every due piece once from the budget's cursor. 0 or -EPERM. */
-int abit_scan_all(struct abit *a);
-/* A process scanned in full, at a step: its fresh pieces and quick looks, and the sentinel
- * looks of a young quiet process. 0 or -EPERM. */
-int abit_scan_quick(struct abit *a, struct abit_proc *p);
-/* At a round's start: a process whose round that ended found no access is quiet. */
-void abit_scan_new_round(struct abit *a);
-/* After a round or a step: a process scanned in full that was quiet a whole round and since
- * showed accesses in ABIT_WAKE_SCANS scans wakes: every piece whose last scan found no access
- * is looked at by the next step. */
-void abit_scan_wake(struct abit *a);
-
-/* ---- mode "regions": the watch (abit_watch.c) ------------------------------------------ */
-
-/* The sampler of p (built from old when it is the same process). 0 or -errno. */
-int abit_watch_sampler(struct abit *a, struct abit_proc *p, struct abit_proc *old);
-/* The piece is neither watched nor in the cold window (its pages stay known). */
-void abit_piece_clear_watch(struct abit_piece *g);
-/* The same, and its per-page state dropped. */
-void abit_piece_unwatch(struct abit_piece *g);
-/* Pieces with per-page state allowed at once (sources.abit.max_watched_mib). */
-size_t abit_watch_cap(const struct abit *a);
-/* One sampling step of every sampled process. 0 or -EPERM. */
-int abit_watch_sample_all(struct abit *a);
-
-/* ---- the cold (demotion) side (abit_cold.c) -------------------------------------------- */
-
-/* Offers the gathered cold pages to the cold list. */
-void abit_cold_flush(struct abit *a);
-/* A new offer epoch: every page of g may be offered again. */
-void abit_cold_new_epoch(struct abit *a, struct abit_piece *g);
-/* Tracked page i of g on watched fast node node, idle or not since the last scan: its idle
- * time kept, offered once when old enough. */
-void abit_cold_note(struct abit *a, struct abit_proc *p, struct abit_piece *g, uint32_t i, int node,
-		    bool idle);
-/* Makes room for page i's idle time and starts it now; -ENOMEM. */
-int abit_cold_track(struct abit *a, struct abit_piece *g, uint32_t i);
-/* The piece just scanned is due again by the round its first idle fast page not offered yet
- * is old enough to be offered. */
-void abit_cold_schedule(struct abit *a, struct abit_piece *g);
-/* Most rounds between scans of a piece holding pages of a watched fast node. */
-uint16_t abit_cold_max_interval(const struct abit *a);
-/* Mode regions: moves hinted pieces into and out of the cold window. */
-void abit_cold_window(struct abit *a);
-/* A new offer epoch makes the pieces holding watched fast pages due at once. */
-void abit_cold_follow_epoch(struct abit *a);
 
 #endif

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "abit_internal.h"
+#include "abit_scan.h"
+#include "abit_cold.h"
+#include "abit_piece.h"
+#include "abit_table.h"
 #include "procfs.h"
 #include "topology.h"
 

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abit_internal.h"
+#include "abit_table.h"
+#include "abit_piece.h"
 #include "log.h"
 #include "proc_filter.h"
 #include "procfs.h"
@@ -33,15 +34,6 @@ int abit_table_read_stat(const struct abit *a, pid_t pid, uint64_t *start, int *
 	*start = st.starttime;
 	*cpu = st.cpu;
 	return 0;
-}
-
-/* Drops a piece's per-page cache. */
-void abit_piece_forget(struct abit_piece *g)
-{
-	free(g->ent);
-	free(g->since);
-	g->ent = NULL;
-	g->since = NULL;
 }
 
 static void pieces_free(struct abit_piece *reg, size_t n)
@@ -249,7 +241,7 @@ static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct a
 		p.woke_round = old->woke_round;
 		p.sentinel = old->sentinel;
 	}
-	r = abit_watch_sampler(a, &p, old);
+	r = abit_piece_sampler(a, &p, old);
 	if (r < 0) {
 		pieces_free(p.piece, p.npieces);
 		abit_sampler_free(p.smp);

@@ -1,13 +1,13 @@
 /* damon_pace: how fast pghotd's kdamond samples (see damon_pace.h). */
 #include "damon_pace.h"
 #include "config.h"
-#include "sampler_ibs.h"
+#include "kernel_release.h"
 
 bool damon_pace_kernel_rescales(const char *release)
 {
 	unsigned ma, mi;
 
-	return sampler_kernel_version(release, &ma, &mi) == 0 && (ma > 6 || (ma == 6 && mi >= 3));
+	return kernel_release_version(release, &ma, &mi) == 0 && (ma > 6 || (ma == 6 && mi >= 3));
 }
 
 void damon_pace_busy(struct damon_pace *p, uint64_t now_ms)

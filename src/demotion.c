@@ -5,6 +5,9 @@
 
 #include "cold_list.h"
 #include "demotion.h"
+#include "mover.h"
+#include "node_room.h"
+#include "promotion.h"
 #include "procs.h"
 
 /* A demotion item has no hot table entry: its slot is past any table (hot_table_done() ignores
@@ -46,7 +49,8 @@ static uint64_t debt_due(const struct mover *m, const struct pghotd_config *cfg,
 {
 	if (!m->debt[n])
 		return 0;
-	if (mover_hot_waiting(m) && m->now < m->debt_since[n] + cfg->sources.abit.scan_interval_ms)
+	if (promotion_hot_waiting(m) &&
+	    m->now < m->debt_since[n] + cfg->sources.abit.scan_interval_ms)
 		return 0;
 	return m->debt[n];
 }
@@ -87,7 +91,7 @@ static bool demote_watch(const struct mover *m, const struct pghotd_config *cfg,
 
 	if (m->room_wanted[n] || m->debt[n] || m->paused[n])
 		return true;
-	/* A node whose size is unknown cannot be judged short, as in mover_node_has_room(). */
+	/* A node whose size is unknown cannot be judged short, as in node_room_has_own(). */
 	return t->node[n].mem_total && topology_free_percent(t, n) < 2 * level;
 }
 
@@ -98,7 +102,7 @@ static int nearest_slow(const struct mover *m, const struct pghotd_config *cfg, 
 	int best = -1;
 
 	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES; n++) {
-		if (!t->node[n].slow || !mover_node_has_room(m, cfg, n))
+		if (!t->node[n].slow || !node_room_has_own(m, cfg, n))
 			continue;
 		if (best < 0 || t->distance[from][n] < t->distance[from][best])
 			best = n;
@@ -249,7 +253,7 @@ static void demote_node(struct demotion *dm, struct mover *m, const struct pghot
 static bool time_to_look(struct demotion *dm, const struct mover *m,
 			 const struct pghotd_config *cfg, uint64_t now)
 {
-	bool asked = mover_room_wanted(m);
+	bool asked = node_room_wanted(m);
 
 	if (!asked && !dm->needy && dm->last_check && dm->check_gen == cfg->generation &&
 	    now - dm->last_check < DEMOTE_CHECK_MS)
@@ -276,7 +280,7 @@ void demotion_run(struct demotion *dm, struct mover *m, const struct pghotd_conf
 	}
 	if (!time_to_look(dm, m, cfg, now))
 		return;
-	mover_refresh_free_once(m, cfg);
+	node_room_refresh_once(m, cfg);
 	for (int n = 0; n < t->nr_nodes && n < TOPO_MAX_NODES; n++) {
 		enum stat_demote_reason why = DEMOTE_FREE_TARGET;
 		uint64_t need, due;

@@ -6,7 +6,7 @@
  * that fast node), page sizes, the demotion bucket, dry_run, move, per-page status. A node
  * needs room while its free memory is under demotion.free_target_percent, or when hot pages
  * found it full last interval (an exchange: as many bytes as those pages, which promotion may
- * then place there although the node stays short, mover_book_room()). Cold pages the bucket
+ * then place there although the node stays short, node_room_book()). Cold pages the bucket
  * cannot pay for, busy ones, and those of a full slow node stay where they are; the source
  * offers them again later. It also tells the source which fast nodes to watch
  * (cold_list_want()): those under twice the free share at which demotion starts.
@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mover.h"
+#include "mover_state.h"
 
 struct cold_page;
 

@@ -50,6 +50,16 @@ static bool proc_still_valid(void *ctx, uint32_t proc)
 	return procs_valid(ctx, proc);
 }
 
+/* The feeder's wake (any source thread): a page queued wakes the promoter once the queue is
+ * deep enough, a full queue at once. */
+static void wake_promoter(void *ctx, bool full)
+{
+	if (full)
+		promoter_kick(ctx);
+	else
+		promoter_kick_if_full(ctx);
+}
+
 /* Ready queue: room for several promotion rounds of the largest batch, bounded by the table. */
 static size_t queue_capacity(size_t capacity)
 {
@@ -110,7 +120,8 @@ int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, st
 		r = feeder_new(&(struct feeder_deps){.hot = e->hot,
 						     .procs = e->procs,
 						     .stats = env->stats,
-						     .promoter = e->promoter,
+						     .wake = wake_promoter,
+						     .wake_ctx = e->promoter,
 						     .procfs_root = env->procfs_root},
 			       &e->feeder);
 	if (r < 0) {

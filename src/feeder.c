@@ -13,7 +13,6 @@
 #include "hot_table.h"
 #include "proc_filter.h"
 #include "procs.h"
-#include "promoter.h"
 #include "stats.h"
 #include "topology.h"
 
@@ -87,12 +86,12 @@ static bool paddr_on_slow(const struct pghotd_config *cfg, uint64_t paddr)
 /* The hot table's verdict on one access from source src. */
 static void record_result(struct feeder *f, enum stat_source src, int r)
 {
-	if (r == 1 && f->d.promoter)
-		promoter_kick_if_full(f->d.promoter);
+	if (r == 1 && f->d.wake)
+		f->d.wake(f->d.wake_ctx, false);
 	else if (r == -ENOSPC) {
 		stats_add(f->d.stats, ST_HOT_TABLE_QUEUE_FULL, 1);
-		if (f->d.promoter)
-			promoter_kick(f->d.promoter);
+		if (f->d.wake)
+			f->d.wake(f->d.wake_ctx, true);
 	} else if (r < 0 && r != -EAGAIN)
 		stats_src_add(f->d.stats, src, SS_SAMPLES_DROPPED, 1);
 }

@@ -141,3 +141,20 @@ uint64_t ibs_period_clamp(uint64_t period, bool ext_count)
 		return IBS_PERIOD_MIN;
 	return period > max ? max : period;
 }
+
+static uint64_t clamp_std(uint64_t period)
+{
+	return ibs_period_clamp(period, false);
+}
+
+static uint64_t clamp_ext(uint64_t period)
+{
+	return ibs_period_clamp(period, true);
+}
+
+struct period_rules ibs_period_rules(bool ext_count)
+{
+	if (ext_count)
+		return (struct period_rules){.clamp = clamp_ext, .max = IBS_PERIOD_MAX_EXT};
+	return (struct period_rules){.clamp = clamp_std, .max = IBS_PERIOD_MAX};
+}

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "access.h"
+#include "period_ctl.h"
 
 /* CPUID Fn8000_001B EAX bits, as copied into the RAW caps word. */
 #define IBS_CAPS_OPCNT	  (1u << 4)  /* op counting (cnt_ctl) */
@@ -93,5 +94,8 @@ void ibs_op_decode(const struct ibs_op_regs *r, const struct ibs_cpu *cpu,
 /* A period the hardware accepts: rounded down to a multiple of 16 (the hardware counts in
  * units of 16 ops), then clamped to [IBS_PERIOD_MIN, IBS_PERIOD_MAX or _MAX_EXT]. */
 uint64_t ibs_period_clamp(uint64_t period, bool ext_count);
+/* The same rules for the adaptive period controller (period_ctl.h), with the extended MaxCnt
+ * (IBS_CAPS_OPCNTEXT) or without. */
+struct period_rules ibs_period_rules(bool ext_count);
 
 #endif

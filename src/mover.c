@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "mover.h"
+#include "node_room.h"
 #include "procs.h"
 
 /* Entries prefetched ahead of the one being settled (bench_promoter: 64 beat 16 and 256). */
@@ -108,7 +109,7 @@ static bool settle_status(struct mover *m, struct move_dir *d, const struct pgho
 	}
 	if (charged)
 		token_bucket_refund(&d->bucket, size);
-	mover_unbook_loan(m, target, it);
+	node_room_unbook_loan(m, target, it);
 	switch (st) {
 	case -EBUSY:
 		if (can_defer && it->retries < cfg->promotion.max_retries) {
@@ -120,7 +121,7 @@ static bool settle_status(struct mover *m, struct move_dir *d, const struct pgho
 		}
 		break;
 	case -ENOMEM:
-		mover_pause_node(m, d, target);
+		node_room_pause(m, d, target);
 		if (can_defer) {
 			stats_fail(m->stats, FAIL_NOMEM, 1);
 			defer(m, d, it);
@@ -167,7 +168,7 @@ static void fail_call(struct mover *m, struct move_dir *d, pid_t pid, size_t n, 
 	for (size_t i = 0; i < n; i++) {
 		if (charged)
 			token_bucket_refund(&d->bucket, m->sizes[i]);
-		mover_unbook_loan(m, m->nodes[i], m->sel[i]);
+		node_room_unbook_loan(m, m->nodes[i], m->sel[i]);
 		mover_fail(m, d, m->sel[i], FAIL_OTHER, retry ? HOT_RETRY : HOT_DROP, now);
 	}
 }
@@ -184,7 +185,7 @@ long mover_move_selected(struct mover *m, struct move_dir *d, const struct pghot
 	r = do_move_pages(m, pid, n, m->nodes, m->status, MPOL_MF_MOVE);
 	if (r == -ESRCH) {
 		for (size_t i = 0; i < n; i++)
-			mover_unbook_loan(m, m->nodes[i], m->sel[i]);
+			node_room_unbook_loan(m, m->nodes[i], m->sel[i]);
 		settle_all(m, d, m->sel, n, now);
 		return r;
 	}
@@ -324,7 +325,7 @@ static int judge_placement(struct mover *m, struct move_dir *d, const struct pgh
 static void no_target(struct mover *m, struct move_dir *d, const struct pghotd_config *cfg,
 		      struct work_item *it, int where, uint64_t now)
 {
-	if (mover_want_room(m, cfg, it, where) &&
+	if (node_room_want(m, cfg, it, where) &&
 	    it->retries < config_exchange_wait_intervals(cfg)) {
 		it->retries++;
 		defer(m, d, it);
@@ -349,7 +350,7 @@ static long select_pages(struct mover *m, struct move_dir *d, const struct pghot
 		return q;
 	}
 	m->memo_valid = false;
-	mover_refresh_free_once(m, cfg); /* once per interval: the target choice judges room */
+	node_room_refresh_once(m, cfg); /* once per interval: the target choice judges room */
 	for (size_t i = 0; i < n; i++) {
 		int where = -1, target;
 
@@ -361,13 +362,13 @@ static long select_pages(struct mover *m, struct move_dir *d, const struct pghot
 				continue;
 		}
 		target = d->kind->target(m, d, cfg, items[i].c.node, where);
-		if (target >= 0 && !mover_book_room(m, cfg, target, &items[i]))
+		if (target >= 0 && !node_room_book(m, cfg, target, &items[i]))
 			target = -1;
 		if (target < 0) {
 			no_target(m, d, cfg, &items[i], where, now);
 			continue;
 		}
-		mover_take_room(m, cfg, target, &items[i]);
+		node_room_take(m, cfg, target, &items[i]);
 		m->sel[k] = &items[i];
 		m->nodes[k++] = target;
 	}
@@ -387,7 +388,7 @@ static size_t charge(struct mover *m, struct move_dir *d, size_t n)
 		if (!token_bucket_take(&d->bucket, m->sizes[i])) {
 			d->limited = true;
 			count_rate_limited(m, d, 1);
-			mover_unbook_loan(m, m->nodes[i], m->sel[i]);
+			node_room_unbook_loan(m, m->nodes[i], m->sel[i]);
 			defer(m, d, m->sel[i]);
 			continue;
 		}
@@ -434,7 +435,7 @@ static long process_chunk(struct mover *m, struct move_dir *d, const struct pgho
 	if (r == -ESTALE || r == -ESRCH) {
 		for (size_t i = 0; i < paid; i++) {
 			token_bucket_refund(&d->bucket, m->sizes[i]);
-			mover_unbook_loan(m, m->nodes[i], m->sel[i]);
+			node_room_unbook_loan(m, m->nodes[i], m->sel[i]);
 		}
 		settle_all(m, d, m->sel, paid, now);
 		return r;

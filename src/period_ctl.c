@@ -1,18 +1,10 @@
 /* period_ctl: see period_ctl.h. */
 #include "period_ctl.h"
 
-#include "ibs_decode.h"
-
-uint64_t period_ctl_apply_rules(enum period_rules rules, uint64_t period)
+uint64_t period_ctl_apply_rules(struct period_rules rules, uint64_t period)
 {
-	switch (rules) {
-	case PERIOD_IBS:
-		return ibs_period_clamp(period, false);
-	case PERIOD_IBS_EXT:
-		return ibs_period_clamp(period, true);
-	case PERIOD_ANY:
-		break;
-	}
+	if (rules.clamp)
+		return rules.clamp(period);
 	return period ? period : 1;
 }
 
@@ -26,16 +18,14 @@ static uint64_t clamp(const struct period_ctl *c, uint64_t p)
 }
 
 void period_ctl_init(struct period_ctl *c, uint64_t configured, uint64_t max,
-		     unsigned budget_percent, enum period_rules rules)
+		     unsigned budget_percent, struct period_rules rules)
 {
-	uint64_t hard_max = rules == PERIOD_IBS_EXT ? IBS_PERIOD_MAX_EXT
-			    : rules == PERIOD_IBS   ? IBS_PERIOD_MAX
-						    : UINT64_MAX / 4;
+	uint64_t hard_max = rules.max ? rules.max : UINT64_MAX / 4;
 
 	c->rules = rules;
 	c->min = period_ctl_apply_rules(rules, configured);
 	if (!max)
-		max = rules == PERIOD_ANY ? c->min * 1000 : hard_max;
+		max = rules.max ? hard_max : c->min * 1000;
 	c->max = max > hard_max ? hard_max : max;
 	if (c->max < c->min)
 		c->max = c->min;

@@ -18,17 +18,20 @@
 
 #define PERIOD_CTL_HOLD_INTERVALS 5
 
-enum period_rules {
-	PERIOD_ANY,	/* any period >= 1 (PEBS) */
-	PERIOD_IBS,	/* multiple of 16 within the IBS limits */
-	PERIOD_IBS_EXT, /* the same with the extended MaxCnt */
+/* The periods the hardware takes, given by the source (the IBS source: ibs_period_rules()):
+ * clamp turns a requested period into one it accepts, max is the largest. PERIOD_RULES_ANY, any
+ * period >= 1 (PEBS), knows no maximum. */
+struct period_rules {
+	uint64_t (*clamp)(uint64_t period); /* NULL: any period >= 1 */
+	uint64_t max;			    /* 0: none */
 };
+#define PERIOD_RULES_ANY ((struct period_rules){.clamp = NULL, .max = 0})
 
 struct period_ctl {
 	uint64_t period;   /* in force */
 	uint64_t min, max; /* min: the configured period */
 	unsigned budget_percent;
-	enum period_rules rules;
+	struct period_rules rules;
 	unsigned hold; /* intervals left before the period may shrink again */
 };
 
@@ -41,9 +44,9 @@ struct period_ctl_input {
 };
 
 /* configured: the period from the config (becomes the floor); max 0 picks the largest the
- * rules allow (for PERIOD_ANY: 1000 x configured). */
+ * rules allow (with no maximum: 1000 x configured). */
 void period_ctl_init(struct period_ctl *c, uint64_t configured, uint64_t max,
-		     unsigned budget_percent, enum period_rules rules);
+		     unsigned budget_percent, struct period_rules rules);
 /* Returns the period to use from now on; *changed (may be NULL) tells whether it differs from
  * the one before. An input with interval_ns 0 changes nothing. */
 uint64_t period_ctl_update(struct period_ctl *c, const struct period_ctl_input *in, bool *changed);
@@ -65,6 +68,6 @@ bool period_ctl_tick(struct period_ctl *c, struct period_ctl_clock *k, uint64_t 
 		     uint64_t *period);
 
 /* The period rules alone: what a requested period becomes. */
-uint64_t period_ctl_apply_rules(enum period_rules rules, uint64_t period);
+uint64_t period_ctl_apply_rules(struct period_rules rules, uint64_t period);
 
 #endif

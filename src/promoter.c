@@ -16,6 +16,8 @@
 #include "hot_table.h"
 #include "log.h"
 #include "mover.h"
+#include "node_room.h"
+#include "promotion.h"
 #include "procs.h"
 #include "promoter.h"
 #include "stats.h"
@@ -267,7 +269,7 @@ int promoter_run_once(struct promoter *p, const struct pghotd_config *cfg, uint6
 	 * otherwise cost an interval per batch). A demotion takes at most PROMOTER_WORK_MAX cold
 	 * pages, so the trade goes on while each pass makes room and both rate limits pay.
 	 * Only when it made room for them: a page that waits still waits an interval per retry. */
-	for (int pass = 0; pass < EXCHANGE_PASSES && mover_room_wanted(&p->m); pass++) {
+	for (int pass = 0; pass < EXCHANGE_PASSES && node_room_wanted(&p->m); pass++) {
 		uint64_t granted = p->m.credit_granted;
 
 		demotion_run(&p->down, &p->m, cfg, now_ms);

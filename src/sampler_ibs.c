@@ -1,5 +1,6 @@
 /* sampler_ibs: see sampler_ibs.h. */
 #include "sampler_ibs.h"
+#include "kernel_release.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -139,18 +140,6 @@ int sampler_ibs_available(const char *sysfs_root, char *reason, size_t size)
 	return r == -ENOENT ? -ENODEV : r;
 }
 
-int sampler_kernel_version(const char *release, unsigned *major, unsigned *minor)
-{
-	unsigned ma, mi;
-	int n = 0;
-
-	if (!release || sscanf(release, "%u.%u%n", &ma, &mi, &n) != 2 || n == 0)
-		return -EINVAL;
-	*major = ma;
-	*minor = mi;
-	return 0;
-}
-
 bool sampler_ibs_kernel_decodes(unsigned major, unsigned minor)
 {
 	return major > 6 || (major == 6 && minor >= 1);
@@ -276,7 +265,7 @@ static int ibs_opts_from(const struct ibs_source_params *p, struct ibs_opts *o)
 		rel = u.release;
 	}
 	/* an unparsable release: assume an old kernel, RAW decoding works everywhere */
-	if (sampler_kernel_version(rel, &o->kernel_major, &o->kernel_minor) < 0)
+	if (kernel_release_version(rel, &o->kernel_major, &o->kernel_minor) < 0)
 		o->kernel_major = o->kernel_minor = 0;
 	o->period = p->cfg->sources.ibs.period;
 	o->l3_miss_only = p->cfg->sources.ibs.l3_miss_only;
@@ -311,7 +300,7 @@ int sampler_ibs_start(const struct ibs_source_params *p, struct ibs_source **out
 	/* the sampler counts drops in SS_SAMPLES_DROPPED itself: the filter gets no stats */
 	sampler_ibs_convert_init(&src->conv, &pmu, &o, p->topo, NULL);
 	period_ctl_init(&src->ps.ctl, o.period, 0, p->cfg->sources.cpu_budget_percent,
-			sampler_ibs_ext_count(&pmu) ? PERIOD_IBS_EXT : PERIOD_IBS);
+			ibs_period_rules(sampler_ibs_ext_count(&pmu)));
 	memset(&ss, 0, sizeof(ss));
 	ss.source = SRC_IBS;
 	ss.name = "ibs";

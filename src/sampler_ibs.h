@@ -59,8 +59,6 @@ void sampler_ibs_read_cpu(struct ibs_pmu *pmu);
  * "no ibs_op PMU (<path>: <strerror>)" (the text after "unavailable: "). */
 int sampler_ibs_available(const char *sysfs_root, char *reason, size_t size);
 
-/* "6.1.0-18-amd64" -> 6, 1. -EINVAL when release does not start with N.N. Pure. */
-int sampler_kernel_version(const char *release, unsigned *major, unsigned *minor);
 /* True when the kernel decodes IBS op samples itself (6.1+). */
 bool sampler_ibs_kernel_decodes(unsigned major, unsigned minor);
 

@@ -512,7 +512,8 @@ static int pebs_prepare(const struct pebs_source_params *p, struct pebs_source *
 		return r;
 	sampler_pebs_convert_init(&src->conv, &o, p->topo, NULL);
 	src->fallback = plan_fallback(&plan);
-	period_ctl_init(&src->ps.ctl, o.period, 0, p->cfg->sources.cpu_budget_percent, PERIOD_ANY);
+	period_ctl_init(&src->ps.ctl, o.period, 0, p->cfg->sources.cpu_budget_percent,
+			PERIOD_RULES_ANY);
 	r = source_from_plan(&plan, src, ss);
 	if (r < 0)
 		snprintf(reason, size, "too many events (%d)", plan.n);

@@ -23,6 +23,7 @@
 #include <linux/perf_event.h>
 
 #include "ibs_decode.h"
+#include "kernel_release.h"
 #include "mem_src.h"
 #include "perf_sample.h"
 #include "sampler_ibs.h"
@@ -307,18 +308,18 @@ static void parses_kernel_release_strings(void **state)
 	unsigned ma = 99, mi = 99;
 
 	(void)state;
-	assert_int_equal(sampler_kernel_version("6.1.0-18-amd64", &ma, &mi), 0);
+	assert_int_equal(kernel_release_version("6.1.0-18-amd64", &ma, &mi), 0);
 	assert_int_equal(ma, 6);
 	assert_int_equal(mi, 1);
-	assert_int_equal(sampler_kernel_version("5.15.0", &ma, &mi), 0);
+	assert_int_equal(kernel_release_version("5.15.0", &ma, &mi), 0);
 	assert_int_equal(ma, 5);
 	assert_int_equal(mi, 15);
-	assert_int_equal(sampler_kernel_version("6.18.44-fc-v769", &ma, &mi), 0);
+	assert_int_equal(kernel_release_version("6.18.44-fc-v769", &ma, &mi), 0);
 	assert_int_equal(mi, 18);
 	ma = mi = 7;
-	assert_int_equal(sampler_kernel_version("six", &ma, &mi), -EINVAL);
-	assert_int_equal(sampler_kernel_version("6", &ma, &mi), -EINVAL);
-	assert_int_equal(sampler_kernel_version(NULL, &ma, &mi), -EINVAL);
+	assert_int_equal(kernel_release_version("six", &ma, &mi), -EINVAL);
+	assert_int_equal(kernel_release_version("6", &ma, &mi), -EINVAL);
+	assert_int_equal(kernel_release_version(NULL, &ma, &mi), -EINVAL);
 	assert_int_equal(ma, 7);
 	assert_false(sampler_ibs_kernel_decodes(5, 19));
 	assert_false(sampler_ibs_kernel_decodes(6, 0));
