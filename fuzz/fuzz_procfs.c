@@ -12,11 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "abit_vmas.h"
-#include "damon_feed.h"
-#include "damon_regions.h"
-#include "fileio.h"
-#include "procfs.h"
+#include "sys/vmas.h"
+#include "sources/damon/damon_feed.h"
+#include "sources/damon/damon_regions.h"
+#include "base/fileio.h"
+#include "sys/procfs.h"
 
 #define PAGE	4096u
 #define CUT_CAP 64
@@ -58,7 +58,7 @@ static int one_line(void *ctx, const char *s, size_t len)
 }
 
 /* The first cut of a process with these VMAs, as the DAMON source makes it. */
-static void first_cut(const struct abit_vmas *s, uint32_t want)
+static void first_cut(const struct vmas *s, uint32_t want)
 {
 	struct damon_range three[3], out[CUT_CAP];
 	size_t k, m;
@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct abit_vmas vmas;
+	static struct vmas vmas;
 	struct procfs_stat st = {.cpu = -2};
 	size_t bufsize = size ? (size_t)data[0] + 1 : 1;
 	char *buf = malloc(bufsize);
@@ -115,9 +115,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(file_read_lines(path, buf, bufsize, one_line, &bufsize) == 0);
 		vmas.all = size && (data[0] & 1);
 		vmas.max = 4096;
-		if (abit_vmas_read_maps(&vmas, path) == 0)
+		if (vmas_read_maps(&vmas, path) == 0)
 			first_cut(&vmas, size > 1 ? data[1] : 0);
-		abit_vmas_read_statm(path, &sz, &rss);
+		vmas_read_statm(path, &sz, &rss);
 	}
 	free(buf);
 	return 0;

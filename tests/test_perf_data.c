@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <zstd.h>
 
-#include "perf_data.h"
+#include "sources/perf/perf_data.h"
 
 /* The real PEBS recording in tests/data/ (its README gives provenance and licence). */
 static const char *real_file(void)

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "ibs_decode.h"
-#include "period_ctl.h"
+#include "sources/pmu/ibs_decode.h"
+#include "sources/perf/period_ctl.h"
 
 #define SEC 1000000000ull
 
