@@ -95,6 +95,19 @@ uint64_t damon_aggr_span_ns(const struct pghotd_config *cfg)
 	abort();
 }
 
+/* The statm parser on the input's head, NUL-terminated as file_read_small() leaves a file. */
+static void parse_statm(const uint8_t *data, size_t size)
+{
+	struct procfs_statm sm = {.size = 7, .resident = 7};
+	char text[256];
+	size_t n = size < sizeof(text) - 1 ? size : sizeof(text) - 1;
+
+	memcpy(text, data, n);
+	text[n] = '\0';
+	if (procfs_parse_statm(text, &sm) < 0)
+		check(sm.size == 7 && sm.resident == 7); /* untouched on failure */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -103,7 +116,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct procfs_stat st = {.cpu = -2};
 	size_t bufsize = size ? (size_t)data[0] + 1 : 1;
 	char *buf = malloc(bufsize);
-	uint64_t sz, rss;
 
 	if (!buf)
 		return 0;
@@ -117,7 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		vmas.max = 4096;
 		if (vmas_read_maps(&vmas, path) == 0)
 			first_cut(&vmas, size > 1 ? data[1] : 0);
-		vmas_read_statm(path, &sz, &rss);
+		parse_statm(data, size);
 	}
 	free(buf);
 	return 0;

@@ -32,7 +32,7 @@ struct engine {
 	struct procs *procs;
 	struct hot_table *hot;
 	struct promoter *promoter;
-	struct cold_list *cold; /* demotion candidates: abit source -> promoter */
+	struct cold_list *cold; /* demotion candidates: abit and damon sources -> promoter */
 	struct feeder *feeder;
 	/* The perf sources' sample filter keeps this topology for the daemon's life (node of a
 	 * physical address, node of a CPU: hardware facts). Tier changes of a later reload

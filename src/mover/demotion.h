@@ -1,8 +1,8 @@
 /* demotion: the direction that moves cold pages down, and the policy that decides when.
  *
  * At the start of an interval, before promotion, each fast node that needs room has its
- * coldest pages (from the cold list the Accessed-bit source fills) moved to the nearest slow
- * node with room, through the mover's batch path: placement query (the page must still be on
+ * coldest pages (from the cold list the Accessed-bit and DAMON sources fill) moved to the nearest
+ * slow node with room, through the mover's batch path: placement query (the page must still be on
  * that fast node), page sizes, the demotion bucket, dry_run, move, per-page status. A node
  * needs room while its free memory is under demotion.free_target_percent, or when hot pages
  * found it full last interval (an exchange: as many bytes as those pages, which promotion may

@@ -6,7 +6,7 @@
 /* A fast node lends down to this fraction of its reserve (promotion.min_free_percent): 1% of
  * the node at the shipped 5%, and never below the kernel's mark (zoneinfo.h), under which its
  * own tiering stops promoting and, lower, its allocations fail (min_free_kbytes grows with the
- * square root of memory, and THP raises it: 12 MiB of a 461 MiB node on Debian's 6.12). */
+ * square root of memory, and THP raises it, so a small node's mark is a large share of it). */
 #define LEND_FLOOR_DIV 5
 
 /* The free memory node n keeps for the kernel and new allocations (promotion.min_free_percent). */
@@ -130,9 +130,8 @@ bool node_room_book(struct mover *m, const struct pghotd_config *cfg, int n, str
 	if (n < 0 || n >= TOPO_MAX_NODES || n >= t->nr_nodes)
 		return false;
 	/* The room a trade made is in the free memory read after it, which the node's own room
-	 * and its loan are judged from too: credit on top of them promised the same bytes twice
-	 * (seen once: 5,848 pages up on 1,535 down took node 0 of scenario-fulldram-debian under
-	 * the kernel's min watermark, and the OOM killer took the ballast, 2026-12-06). Neither
+	 * and its loan are judged from too: credit on top of them promises the same bytes twice,
+	 * which can take the node under the kernel's min watermark (docs/measurements.md). Neither
 	 * credit nor a loan takes the node below its lending floor, by that reading less what
 	 * went up since. */
 	if (t->node[n].mem_total && t->node[n].mem_free < lend_floor(t, cfg, n) + size)

@@ -12,7 +12,8 @@
  * Demotion, the other direction through the same steps: at the start of an interval, a fast
  * node whose free memory is under demotion.free_target_percent, or that hot pages found full
  * (below min_free_percent) last interval, sheds its coldest pages (cold_list, filled by the
- * Accessed-bit source with pages idle for demotion.min_idle_ms) to the nearest slow node that
+ * page-table sources, Accessed-bit and DAMON, with pages idle for demotion.min_idle_ms) to the
+ * nearest slow node that
  * is not paused or full, paid from a bucket of demotion.rate_limit_mbps. For the full node it
  * is an exchange: as many bytes go down as the hot pages wait for, and those may then come up
  * although the node stays short (its use is unchanged), so the hot set still comes up without
@@ -53,7 +54,7 @@ struct promoter_deps {
 	const struct promoter_ops *ops;
 	/* Where the real ops read /proc; NULL: "/proc". Must outlive the promoter. */
 	const char *procfs_root;
-	/* Cold pages of fast nodes, from the Accessed-bit source; NULL: no demotion. */
+	/* Cold pages of fast nodes, from the Accessed-bit and DAMON sources; NULL: no demotion. */
 	struct cold_list *cold;
 	/* Ready-queue depth at which promoter_kick_if_full() wakes the thread; 0 = 512. */
 	size_t kick_mark;

@@ -222,3 +222,42 @@ int numa_maps_parse_line(const char *line, size_t len, uint64_t *start, uint64_t
 	*pages = sum;
 	return 0;
 }
+
+int procfs_last_cpu(const char *root, pid_t pid, int *cpu)
+{
+	struct procfs_stat st;
+	int r = procfs_read_stat(root, pid, &st);
+
+	if (r == 0 && st.cpu < 0)
+		r = -EINVAL;
+	*cpu = r == 0 ? st.cpu : -1;
+	return r;
+}
+
+int procfs_parse_statm(const char *text, struct procfs_statm *out)
+{
+	unsigned long long size, resident;
+	char *end;
+
+	size = strtoull(text, &end, 10);
+	if (end == text || *end != ' ')
+		return -EINVAL;
+	resident = strtoull(end, &end, 10);
+	if (*end != ' ' && *end != '\n' && *end != '\0')
+		return -EINVAL;
+	out->size = size;
+	out->resident = resident;
+	return 0;
+}
+
+int procfs_read_statm(const char *root, pid_t pid, struct procfs_statm *out)
+{
+	char path[PATH_MAX], buf[256];
+	int r = procfs_path(path, sizeof(path), root, pid, "statm");
+
+	if (r == 0)
+		r = file_read_small(path, buf, sizeof(buf));
+	if (r < 0)
+		return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+	return procfs_parse_statm(buf, out);
+}

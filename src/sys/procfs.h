@@ -48,6 +48,25 @@ int procfs_parse_stat(const char *text, size_t len, struct procfs_stat *out);
  * PROCFS_STAT_MAX bytes, -errno (file_read_small()), or procfs_parse_stat()'s. */
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *out);
 
+/* Where pid last ran, for the access events of the page-table sources: *cpu from field 39 of
+ * its stat file; -1 when the file cannot be read or names no CPU, and the -errno (-EINVAL: no
+ * CPU) is returned then. topology_cpu_node() gives its node. */
+int procfs_last_cpu(const char *root, pid_t pid, int *cpu);
+
+/* What pghotd reads of /proc/PID/statm: the first two fields, in pages. */
+struct procfs_statm {
+	uint64_t size;	   /* 0 for a kernel thread, which has no address space */
+	uint64_t resident; /* the resident set */
+};
+
+/* Parses a statm text (NUL-terminated) as the kernel writes it: "size resident ...", both
+ * decimal, a space after size, and a space, a newline or the end after resident. -EINVAL when
+ * malformed; *out untouched on failure. */
+int procfs_parse_statm(const char *text, struct procfs_statm *out);
+/* Reads and parses <root>/<pid>/statm. -ESRCH when the process is gone, -errno
+ * (file_read_small()), or procfs_parse_statm()'s. */
+int procfs_read_statm(const char *root, pid_t pid, struct procfs_statm *out);
+
 /* Opens <root>/<pid>/pagemap read-only, close-on-exec: the fd, or -errno (-ENOENT or -ESRCH:
  * the process is gone; -EACCES or -EPERM: not ours to read). */
 int procfs_open_pagemap(const char *root, pid_t pid);

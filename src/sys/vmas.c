@@ -148,26 +148,6 @@ int vmas_drop_empty(struct vmas *s, const char *path)
 	return r;
 }
 
-int vmas_read_statm(const char *path, uint64_t *size, uint64_t *rss)
-{
-	char buf[256], *end;
-	unsigned long long sz, res;
-	int r = file_read_small(path, buf, sizeof(buf));
-
-	if (r < 0)
-		return r;
-	/* "size resident shared text lib data dt", in pages */
-	sz = strtoull(buf, &end, 10);
-	if (end == buf || *end != ' ')
-		return -EINVAL;
-	res = strtoull(end, &end, 10);
-	if (*end != ' ' && *end != '\n')
-		return -EINVAL;
-	*size = sz;
-	*rss = res;
-	return 0;
-}
-
 void vmas_free(struct vmas *s)
 {
 	free(s->v);

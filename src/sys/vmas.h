@@ -66,8 +66,6 @@ uint64_t vmas_pieces(const struct vmas *s);
 /* Keeps the list's first allow pieces (the VMA that crosses the limit is cut at a 2 MiB
  * boundary) and returns how many pieces were left out. Pure. */
 uint64_t vmas_fit(struct vmas *s, uint64_t allow);
-/* Size and resident pages from a /proc/PID/statm file: 0 or -errno, outs untouched then. */
-int vmas_read_statm(const char *path, uint64_t *size, uint64_t *rss);
 
 void vmas_free(struct vmas *s);
 

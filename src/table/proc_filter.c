@@ -57,18 +57,16 @@ int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out)
 {
 	struct proc_info info = {0};
 	char buf[1024], cg[PROC_CGROUP_FILE_MAX];
-	unsigned long long size = 0, resident = 0;
+	struct procfs_statm statm;
 	/* statm first: a kernel thread (no mm) is never selected, so its comm and cgroup are not
 	 * read (most of a host's pids: 61 of 64 in the guest, where the three reads of each cost
 	 * pghotd's DAMON source 5.7 ms of CPU a listing, every second). */
-	int r = read_proc(procfs_root, pid, "statm", buf, sizeof(buf));
+	int r = procfs_read_statm(procfs_root, pid, &statm);
 
 	if (r < 0)
 		return r;
-	if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
-		return -EINVAL;
-	info.kernel_thread = size == 0;
-	info.rss_bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+	info.kernel_thread = statm.size == 0;
+	info.rss_bytes = statm.resident * (uint64_t)sysconf(_SC_PAGESIZE);
 	if (info.kernel_thread) {
 		*out = info;
 		return 0;

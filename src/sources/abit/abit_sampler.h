@@ -37,9 +37,9 @@ struct topology;
 
 /* Piece ends (abit_regions.h's tail draws; nothing to do with a THP's tail pages): an 8-byte
  * pagemap read walks the page table from its page to the end of the PMD (the kernel fills a
- * whole PMD's buffer whatever the length asked): in the test guest 52 us at a PMD's first page,
- * 3.5 us at its last, linear in between (6.1, 2026-12-02). Half of the samples land in the last
- * 32 pages of a PMD: 16 us a read on average, against 28 us for uniform draws. */
+ * whole PMD's buffer whatever the length asked), so a read near a PMD's end is the cheapest:
+ * half of the samples land in the last 32 pages of a PMD, which nearly halves the average read
+ * (docs/measurements.md, 2026-12-07). */
 #define ABIT_SAMPLE_PIECE_END_PAGES 32
 
 /* A marked sample's PFN with this bit: the idle bit read is its THP head's. */

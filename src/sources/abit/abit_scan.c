@@ -41,12 +41,9 @@ static void abit_emit(struct abit *a, struct abit_proc *p, uint64_t vaddr, uint6
 	const struct topology *t = a->cfg->topo;
 
 	if (!p->cpu_read) {
-		uint64_t start;
-
 		p->cpu_read = true;
-		if (abit_table_read_stat(a, p->pid, &start, &p->cpu) < 0)
-			p->cpu = -1;
-		p->node = p->cpu >= 0 && t ? topology_cpu_node(t, p->cpu) : -1;
+		procfs_last_cpu(a->procfs_root, p->pid, &p->cpu);
+		p->node = t ? topology_cpu_node(t, p->cpu) : -1;
 	}
 	a->scan.ev[a->scan.nev++] = (struct access_event){
 	    .pid = p->pid,

@@ -200,16 +200,16 @@ static bool proc_selected(const struct abit *a, const struct pghotd_config *cfg,
 static int proc_build(struct abit *a, pid_t pid, struct abit_proc *old, struct abit_proc *out)
 {
 	struct abit_proc p = {.pid = pid, .cpu = -1, .node = -1, .added = a->round};
-	char path[PATH_MAX];
+	struct procfs_statm statm;
 	int cpu, r = abit_table_read_stat(a, pid, &p.starttime, &cpu);
 
 	if (r < 0)
 		return r;
-	r = procfs_path(path, sizeof(path), a->procfs_root, pid, "statm");
-	if (r == 0)
-		r = vmas_read_statm(path, &p.vm_size, &p.vm_rss);
+	r = procfs_read_statm(a->procfs_root, pid, &statm);
 	if (r < 0)
 		return abit_errno_gone(r) ? -ESRCH : r;
+	p.vm_size = statm.size;
+	p.vm_rss = statm.resident;
 	if (p.vm_size == 0)
 		return -ESRCH; /* never an address space: not worth a retry */
 	if (old && a->table.maps_keep && !old->capped && old->starttime == p.starttime &&

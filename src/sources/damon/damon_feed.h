@@ -26,8 +26,8 @@
  * and a region whose pages are read once in a while (a cold sweep) shows an access now and
  * then; a region the process really works in shows them in most samples. Half, not less: a
  * region promoted whole is at least half hot, so the cold pages moved with a hot set are at
- * most as many as its pages (a quarter let 6.5% of scenario-damon's cold pages through in
- * 20 s on 2026-12-03, half 1.4%). And at least DAMON_HOT_MIN samples (all, with fewer in
+ * most as many as its pages (a quarter let several times more cold pages through:
+ * docs/measurements.md, 2026-12-07). And at least DAMON_HOT_MIN samples (all, with fewer in
  * an aggregation): with four samples, half is two, which a region whose pages are a tenth hot
  * shows in one aggregation of 19 (a binomial tail), so one such region in 16 would reach the
  * threshold's two within a window of eight aggregations, moving its cold pages with it; three

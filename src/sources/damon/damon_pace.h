@@ -14,9 +14,8 @@
  * and ages to the new intervals from Linux 6.3; before, the ages a change left would be read
  * at the wrong interval, so there the configured pace stays). Data that turns hot while idle
  * is seen one slow aggregation later at most (0.8 s at the defaults), and the first such
- * region brings the configured pace back at once. In the emulator at 4 GiB, 8 x both took the
- * kdamond from about 0.16 to 0.04-0.08 CPU s/s once the hot set was up (4 x: 0.06), and half
- * the samples then took it to 0.023-0.027 in four runs of six (median 0.048 against 0.025).
+ * region brings the configured pace back at once. The slower idle pace is the one that cuts
+ * the kdamond's CPU most for that delay (docs/measurements.md, 2026-12-07).
  *
  * Pure. One thread (the DAMON source's). */
 #ifndef PGHOTD_DAMON_PACE_H
@@ -27,11 +26,10 @@
 
 struct pghotd_config;
 
-#define DAMON_PACE_IDLE 8 /* interval multiple while idle */
+#define DAMON_PACE_IDLE	   8	/* interval multiple while idle */
 #define DAMON_PACE_IDLE_MS 2000 /* idle after this long without work */
-/* Fewer slow hot pages in an aggregation are no work: the last pages of hot data up already
- * (a region's edge, found a few at a time) kept the kdamond at 0.16 CPU s/s for 2 s each
- * time, at 4 GiB in the emulator (scenario-scale --damon, 2026-12-06). */
+/* Fewer slow hot pages in an aggregation are no work: the last pages of hot data up already (a
+ * region's edge, found a few at a time) must not keep the kdamond at its busy pace. */
 #define DAMON_PACE_BUSY_PAGES 32
 /* While idle, half the samples an aggregation where this many are left: three of five read
  * as hot by chance too often (the pace went busy for nothing), and the commit of a new target

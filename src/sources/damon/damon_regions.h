@@ -4,9 +4,8 @@
  * DAMON cuts each target into sources.damon.min_regions regions when its kdamond starts, but a
  * target committed to a running kdamond starts with the three regions DAMON's next update
  * finds (the address space less its two largest gaps), and only DAMON's random splits, two or
- * three ways once per aggregation, bring them down to the process's hot data (seven rounds
- * from 256 MiB to 2 MiB hot units: about 3 s at aggregations of 400 ms in scenario-fulldram on
- * Debian's kernel, 2026-12-06), where a start cuts them at once. So the source cuts the
+ * three ways once per aggregation, bring them down to the process's hot data, several
+ * aggregations later (seconds), where a start cuts them at once. So the source cuts the
  * process itself from its maps and writes the cut with the commit: the same three ranges
  * (from every VMA, as DAMON's), cut into pieces of one size so that there are about `want` of
  * them (max_regions: finer than a start's min_regions, which DAMON merges back where the
@@ -35,11 +34,9 @@
  * one DAMON_ZOOM_TIMES a 1024th of the memory, are cut. */
 #define DAMON_OVERSIZED_TIMES 16
 #define DAMON_OVERSIZED_MIN   (UINT64_C(8) << 20)
-/* A hot unit not warm at a process's cut waits for the next: with a process cut at most every
- * 3 s, 95% of 13 units of 2 MiB in 4 GiB took 3.0, 4.0 and 3.5 s; with each span at most every
- * 3 s and a process every 250 ms, 2.0, 2.0, 2.5, 2.5 and 4.5 s; with a span held 0.5 s after
- * its first cut (and the workload's clock started with its accesses), 1.5-3.0 s, median 2.0,
- * in six runs (scenario-scale --damon, 2026-12-06). */
+/* A hot unit not warm at a process's cut waits for the next, so a span cut once is held
+ * briefly, one cut over and over longer, and a process only for a commit and a drain: the
+ * shortest holds that keep the commits rare (docs/measurements.md, 2026-12-07). */
 #define DAMON_RECUT_MIN_MS 500	/* a span cut once is not cut again before (damon_recent) */
 #define DAMON_RECUT_MS	   3000 /* a span cut over and over: at most this often */
 #define DAMON_RECUT_GAP_MS 250	/* a process is not cut again before: a commit and a drain */
@@ -68,14 +65,13 @@ static inline bool damon_range_overlaps(const struct damon_range *r, uint64_t st
 
 /* The spans of a process cut lately, not cut again yet: DAMON merges the cold pieces of a cut
  * back, and a span that stays warm (a hot unit's cold neighbours) would be cut over and over,
- * each commit holding the source's thread (0.12-0.3 s in the emulator). So a span is held
+ * each commit holding the source's thread for a tenth of a second or more. So a span is held
  * after its cut, DAMON_RECUT_MIN_MS at first and twice as long each time it is cut again
  * within its hold after the last one ran out, up to DAMON_RECUT_MS; one not cut again in that
  * time is forgotten. A span cut once, as a process fills its memory (a warm sweep through
- * it) or as its data turns hot, is free again soon: held 3 s, it kept a hot unit that came
- * into such a span from its cut until DAMON split it out 3 s later (scenario-scale --damon,
- * 2026-12-06). A span elsewhere, new hot data, is cut DAMON_RECUT_GAP_MS after the last cut.
- * Pure. */
+ * it) or as its data turns hot, is free again soon: a long hold keeps a hot unit that comes
+ * into such a span out of reach for the whole hold. A span elsewhere, new hot data, is cut
+ * DAMON_RECUT_GAP_MS after the last cut. Pure. */
 struct damon_recent {
 	struct damon_range span[DAMON_RECENT_MAX];
 	uint64_t until_ms[DAMON_RECENT_MAX]; /* not cut again before */
@@ -123,8 +119,8 @@ bool damon_aggr_size_add(struct damon_aggr_size *a, const struct pghotd_config *
  * that every span and the whole ranges beside them fit; 0 when not even two a span do. */
 uint32_t damon_zoom_pieces(size_t nzoom, size_t room);
 /* True when the region is worth cutting finer: accessed in some of its samples but not hot
- * (hot data, a 2 MiB unit say, inside a region mostly cold: DAMON's random splits took 4.5 to
- * 19 s to isolate such units in 4 GiB at the shipped bounds), and at least DAMON_ZOOM_TIMES
+ * (hot data, a 2 MiB unit say, inside a region mostly cold, which DAMON's random splits take
+ * many seconds to isolate), and at least DAMON_ZOOM_TIMES
  * the size of a piece of the last whole aggregation's memory cut into DAMON_INIT_REGIONS_MAX
  * (and DAMON_OVERSIZED_MIN). It is cut into DAMON_ZOOM_PIECES; DAMON merges the cold pieces
  * back at its next aggregations, so the regions, and the kdamond's work, return to what they

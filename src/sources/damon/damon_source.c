@@ -79,14 +79,8 @@ static bool selected(const struct damon_source *s, const struct pghotd_config *c
 static void target_cpu(const struct damon_source *s, const struct pghotd_config *cfg,
 		       struct damon_target *t)
 {
-	struct procfs_stat st;
-
-	t->p.cpu = t->p.node = -1;
-	if (procfs_read_stat(s->d.procfs_root, t->p.pid, &st) == 0 && st.cpu >= 0) {
-		t->p.cpu = st.cpu;
-		if (cfg->topo)
-			t->p.node = topology_cpu_node(cfg->topo, t->p.cpu);
-	}
+	procfs_last_cpu(s->d.procfs_root, t->p.pid, &t->p.cpu);
+	t->p.node = cfg->topo ? topology_cpu_node(cfg->topo, t->p.cpu) : -1;
 }
 
 /* The selected processes (at most DAMON_MAX_TARGETS): those already targets first, in their
