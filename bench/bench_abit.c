@@ -34,14 +34,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/abit_idle.h"
-#include "src/abit_sample.h"
-#include "src/cold_list.h"
-#include "src/config.h"
-#include "src/idle_bitmap.h"
-#include "src/log.h"
-#include "src/stats.h"
-#include "src/topology.h"
+#include "sources/abit/abit_source.h"
+#include "sources/abit/abit_sampler.h"
+#include "table/cold_list.h"
+#include "base/config.h"
+#include "sources/abit/idle_bitmap.h"
+#include "base/log.h"
+#include "base/stats.h"
+#include "sys/topology.h"
 
 #define PAGE  4096u
 #define HUGE  (2u << 20)

@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/abit_idle.h"
-#include "src/abit_regions.h"
-#include "src/abit_sample.h"
+#include "sources/abit/abit_source.h"
+#include "sources/abit/abit_regions.h"
+#include "sources/abit/abit_sampler.h"
 
 #define PAGE	   UINT64_C(4096)
 #define BASE	   (UINT64_C(1) << 40)

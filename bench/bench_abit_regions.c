@@ -10,7 +10,7 @@
  * reported as ns per region.
  *
  * I/O: what one sampled page costs the caller through page_idle (lazy marking, see
- * abit_sample.h). On a kernel that is one 8-byte pread of its pagemap entry (its PFN), one
+ * abit_sampler.h). On a kernel that is one 8-byte pread of its pagemap entry (its PFN), one
  * 8-byte pwrite of its bitmap word (mark idle) and one 8-byte pread of the word (read back).
  * This host has no page_idle, so the benchmark times the same three calls on a regular
  * temporary file (64 MiB, random 8-byte-aligned offsets): a lower bound, since the kernel's
@@ -29,8 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/abit_idle.h"
-#include "src/abit_regions.h"
+#include "sources/abit/abit_source.h"
+#include "sources/abit/abit_regions.h"
 
 #define PAGE	 UINT64_C(4096)
 #define GIB	 (UINT64_C(1) << 30)

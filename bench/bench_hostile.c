@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/abit_idle.h"
-#include "src/config.h"
-#include "src/stats.h"
+#include "sources/abit/abit_source.h"
+#include "base/config.h"
+#include "base/stats.h"
 
 #define VMAS 65000
 #define RUNS 5

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hot_table.h"
+#include "table/hot_table.h"
 
 /* Overridable (-DPAGES=...) to look at the in-cache cost; rank_page() needs a power of 2. */
 #ifndef PAGES

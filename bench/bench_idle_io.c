@@ -16,7 +16,7 @@
  *   the walk to the piece's end is short), in regions of up to --region-mib (16: the daemon's
  *   at 4 GiB with its 1000 regions; a region smaller than a piece often holds no piece end
  *   and is drawn from uniformly).
- * Lazy sampling (abit_sample.h) costs pagemap + bitmap_write + bitmap_read per page, and
+ * Lazy sampling (abit_sampler.h) costs pagemap + bitmap_write + bitmap_read per page, and
  * kpageflags more for a page found used; sample_drawn_us is that sum with the daemon's
  * draws (the bitmap calls cost the same wherever the page lies).
  *
@@ -39,8 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/abit_regions.h"
-#include "src/abit_sample.h"
+#include "sources/abit/abit_regions.h"
+#include "sources/abit/abit_sampler.h"
 
 #define PAGE	  UINT64_C(4096)
 #define PFN_MASK  ((UINT64_C(1) << 55) - 1)

@@ -47,13 +47,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/config.h"
-#include "src/hot_table.h"
-#include "src/log.h"
-#include "src/procs.h"
-#include "src/promoter.h"
-#include "src/stats.h"
-#include "src/topology.h"
+#include "base/config.h"
+#include "table/hot_table.h"
+#include "base/log.h"
+#include "table/procs.h"
+#include "mover/promoter.h"
+#include "base/stats.h"
+#include "sys/topology.h"
 
 #define BATCH 512
 

@@ -1,6 +1,6 @@
 /* bench_ring: the sampler's per-sample path on one core, from a prepared ring: perf_ring
  * drain (header, wrap check, perf_sample_parse of a PEBS-like TID|TIME|ADDR|CPU|
- * WEIGHT_STRUCT|DATA_SRC sample), sample_filter (data source says CXL: kept) and
+ * WEIGHT_STRUCT|DATA_SRC sample), pmu_filter (data source says CXL: kept) and
  * hot_table_record into a 1 M-entry table. Also prints the parse-only cost (drain with an
  * empty callback), measured in the same run, so the filter+table share is visible.
  *
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "src/hot_table.h"
-#include "src/perf_ring.h"
-#include "src/sample_filter.h"
+#include "table/hot_table.h"
+#include "sources/perf/perf_ring.h"
+#include "sources/pmu/pmu_filter.h"
 
 #define PAGE	    4096u
 #define DATA_PAGES  256u
@@ -33,7 +33,7 @@ struct bench {
 	uint8_t *mem;
 	struct perf_ring ring;
 	struct perf_ring_reader *rd;
-	struct sample_filter filter;
+	struct pmu_filter filter;
 	struct hot_table *hot;
 	struct hot_params params;
 	uint64_t kept, recorded;
@@ -80,7 +80,7 @@ static void on_sample_full(void *ctx, const struct perf_event_header *h,
 
 	(void)h;
 	sample_in_from_perf(s, ACCESS_LOAD, false, &in);
-	if (sample_filter_apply(&b->filter, &in, &ev) != SAMPLE_KEPT)
+	if (pmu_filter_apply(&b->filter, &in, &ev) != SAMPLE_KEPT)
 		return;
 	b->kept++;
 	a = (struct hot_access){
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 	if (perf_ring_init(&b.ring, b.mem, PAGE + DATA_SIZE, PAGE) < 0)
 		return 1;
 	fill(&b);
-	sample_filter_init(&b.filter, NULL, NULL, SRC_PEBS);
+	pmu_filter_init(&b.filter, NULL, NULL, SRC_PEBS);
 	b.rd->layout = &layout;
 	b.rd->ctx = &b;
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "damon_event.h"
+#include "sources/damon/damon_event.h"
 
 static void within(const struct damon_field *f, uint32_t min_size)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf_data.h"
+#include "sources/perf/perf_data.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf_ring.h"
-#include "perf_sample.h"
+#include "sources/perf/perf_ring.h"
+#include "sources/perf/perf_sample.h"
 
 #define RING_SIZE 4096u
 

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "abit_vmas.h"
-#include "damon_feed.h"
-#include "damon_regions.h"
-#include "fileio.h"
-#include "procfs.h"
+#include "sys/vmas.h"
+#include "sources/damon/damon_feed.h"
+#include "sources/damon/damon_regions.h"
+#include "base/fileio.h"
+#include "sys/procfs.h"
 
 #define PAGE	4096u
 #define CUT_CAP 64
@@ -58,7 +58,7 @@ static int one_line(void *ctx, const char *s, size_t len)
 }
 
 /* The first cut of a process with these VMAs, as the DAMON source makes it. */
-static void first_cut(const struct abit_vmas *s, uint32_t want)
+static void first_cut(const struct vmas *s, uint32_t want)
 {
 	struct damon_range three[3], out[CUT_CAP];
 	size_t k, m;
@@ -95,15 +95,27 @@ uint64_t damon_aggr_span_ns(const struct pghotd_config *cfg)
 	abort();
 }
 
+/* The statm parser on the input's head, NUL-terminated as file_read_small() leaves a file. */
+static void parse_statm(const uint8_t *data, size_t size)
+{
+	struct procfs_statm sm = {.size = 7, .resident = 7};
+	char text[256];
+	size_t n = size < sizeof(text) - 1 ? size : sizeof(text) - 1;
+
+	memcpy(text, data, n);
+	text[n] = '\0';
+	if (procfs_parse_statm(text, &sm) < 0)
+		check(sm.size == 7 && sm.resident == 7); /* untouched on failure */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct abit_vmas vmas;
+	static struct vmas vmas;
 	struct procfs_stat st = {.cpu = -2};
 	size_t bufsize = size ? (size_t)data[0] + 1 : 1;
 	char *buf = malloc(bufsize);
-	uint64_t sz, rss;
 
 	if (!buf)
 		return 0;
@@ -115,9 +127,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(file_read_lines(path, buf, bufsize, one_line, &bufsize) == 0);
 		vmas.all = size && (data[0] & 1);
 		vmas.max = 4096;
-		if (abit_vmas_read_maps(&vmas, path) == 0)
+		if (vmas_read_maps(&vmas, path) == 0)
 			first_cut(&vmas, size > 1 ? data[1] : 0);
-		abit_vmas_read_statm(path, &sz, &rss);
+		parse_statm(data, size);
 	}
 	free(buf);
 	return 0;

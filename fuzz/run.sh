@@ -23,7 +23,7 @@
 #                     with it: a parsed format keeps its fields within the size it demands
 # Each target reads its working corpus (FUZZ_OUT/corpus_<target>, new inputs go there) and the
 # committed seeds. The perf.data reader also starts from the head of the real PEBS recording
-# in ../shared/data/perf/ beside the project, when that folder exists.
+# in tests/data/.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 update=0 ci=0
@@ -36,22 +36,23 @@ out=${FUZZ_OUT:-$root/build-fuzz}
 mkdir -p "$out"
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I$root/src"
 clang $flags -o "$out/fuzz_perf_record" "$root/fuzz/fuzz_perf_record.c" \
-	"$root/src/perf_sample.c" "$root/src/perf_ring.c"
+	"$root/src/sources/perf/perf_sample.c" "$root/src/sources/perf/perf_ring.c"
 clang $flags -o "$out/fuzz_perf_data" "$root/fuzz/fuzz_perf_data.c" \
-	"$root/src/perf_data.c" "$root/src/perf_sample.c" "$root/src/fileio.c" -lzstd
+	"$root/src/sources/perf/perf_data.c" "$root/src/sources/perf/perf_sample.c" "$root/src/base/fileio.c" -lzstd
 clang $flags -o "$out/fuzz_config" "$root/fuzz/fuzz_config.c" \
-	"$root/src/config.c" "$root/src/config_text.c" "$root/src/fileio.c" "$root/src/log.c" \
+	"$root/src/base/config.c" "$root/src/base/config_text.c" "$root/src/base/fileio.c" "$root/src/base/log.c" \
 	-lconfig -lsystemd
 
 clang $flags -o "$out/fuzz_procfs" "$root/fuzz/fuzz_procfs.c" \
-	"$root/src/procfs.c" "$root/src/abit_vmas.c" "$root/src/damon_regions.c" "$root/src/fileio.c"
+	"$root/src/sys/procfs.c" "$root/src/sys/vmas.c" "$root/src/sources/damon/damon_regions.c" \
+	"$root/src/base/fileio.c"
 clang $flags -o "$out/fuzz_damon_event" "$root/fuzz/fuzz_damon_event.c" \
-	"$root/src/damon_event.c" "$root/src/fileio.c"
+	"$root/src/sources/damon/damon_event.c" "$root/src/base/fileio.c"
 targets="fuzz_perf_record fuzz_perf_data fuzz_config fuzz_procfs fuzz_damon_event"
 for t in $targets; do
 	mkdir -p "$out/corpus_$t" "$root/fuzz/seeds/$t"
 done
-real=$root/../shared/data/perf/pebs-skx-loadlat-weight-struct.data
+real=$root/tests/data/pebs-skx-loadlat-weight-struct.data
 if [ -r "$real" ] && [ ! -e "$out/corpus_fuzz_perf_data/real-head" ]; then
 	head -c 65536 "$real" >"$out/corpus_fuzz_perf_data/real-head"
 fi

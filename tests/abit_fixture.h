@@ -15,12 +15,12 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "abit_idle.h"
-#include "access.h"
-#include "config.h"
-#include "idle_bitmap.h"
-#include "pagemap.h"
-#include "stats.h"
+#include "sources/abit/abit_source.h"
+#include "table/access.h"
+#include "base/config.h"
+#include "sources/abit/idle_bitmap.h"
+#include "sys/pagemap.h"
+#include "base/stats.h"
 
 struct FTW;
 

@@ -92,7 +92,7 @@ extra=$(beyond "$unit")
 [ -z "$extra" ] || bad "the unit's filter allows calls pghotd does not make: $extra"
 
 # 3. the list covers the source: raw syscalls and the wrappers' calls
-raw=$(grep -ohE 'syscall\(SYS_[a-z0-9_]+' "$src"/*.c | sed 's/.*SYS_//' | sort -u)
+raw=$(grep -rohE --include='*.c' 'syscall\(SYS_[a-z0-9_]+' "$src" | sed 's/.*SYS_//' | sort -u)
 wrappers="move_pages:move_pages sched_setaffinity:sched_setaffinity sched_getaffinity:sched_getaffinity
 setrlimit:prlimit64 getrlimit:prlimit64 ioctl:ioctl mmap:mmap munmap:munmap madvise:madvise
 pread:pread64 pwrite:pwrite64 eventfd:eventfd2 epoll_create1:epoll_create1 epoll_ctl:epoll_ctl
@@ -101,7 +101,7 @@ unlink:unlink opendir:openat readdir:getdents64 pthread_create:clone mbind:mbind
 set_mempolicy:set_mempolicy migrate_pages:migrate_pages process_madvise:process_madvise
 pidfd_open:pidfd_open process_vm_readv:process_vm_readv qsort:sysinfo mkostemp:getrandom"
 for w in $wrappers; do
-	grep -qE "(^|[^a-z_>.])${w%%:*}\(" "$src"/*.c && raw+=$'\n'"${w#*:}"
+	grep -rqE --include='*.c' "(^|[^a-z_>.])${w%%:*}\(" "$src" && raw+=$'\n'"${w#*:}"
 done
 for s in $(echo "$raw" | sort -u); do
 	grep -qxF "$s" <<<"$needed" || bad "src/ calls $s, which $list does not list"

@@ -2,7 +2,7 @@
 #ifndef PGHOTD_TESTS_COLD_PAGES_H
 #define PGHOTD_TESTS_COLD_PAGES_H
 
-#include "src/cold_list.h"
+#include "table/cold_list.h"
 
 static inline struct cold_page page(pid_t pid, uint64_t vaddr, uint64_t since, int node)
 {

@@ -10,7 +10,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "src/perf_sampler.h"
+#include "sources/perf/perf_sampler.h"
 
 struct fake_perf {
 	int opens, open_fds, maps, ioctls, open_err;

@@ -15,13 +15,13 @@
 
 #include <cmocka.h>
 
-#include "src/cold_list.h"
-#include "src/config.h"
-#include "src/hot_table.h"
-#include "src/procs.h"
-#include "src/promoter.h"
-#include "src/stats.h"
-#include "src/topology.h"
+#include "table/cold_list.h"
+#include "base/config.h"
+#include "table/hot_table.h"
+#include "table/procs.h"
+#include "mover/promoter.h"
+#include "base/stats.h"
+#include "sys/topology.h"
 
 #define KIB	     UINT64_C(1024)
 #define MIB	     (KIB * KIB)

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "abit_regions.h"
+#include "sources/abit/abit_regions.h"
 
 #define PAGE	 UINT64_C(4096)
 #define MIB	 (UINT64_C(1) << 20)

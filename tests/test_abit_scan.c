@@ -19,20 +19,20 @@
 
 #include <cmocka.h>
 
-#include "abit_idle.h"
-#include "abit_regions.h"
-#include "abit_sample.h"
-#include "cold_list.h"
-#include "config.h"
-#include "config_pub.h"
-#include "hot_table.h"
-#include "idle_bitmap.h"
-#include "log.h"
-#include "pagemap.h"
-#include "procs.h"
-#include "promoter.h"
-#include "stats.h"
-#include "topology.h"
+#include "sources/abit/abit_source.h"
+#include "sources/abit/abit_regions.h"
+#include "sources/abit/abit_sampler.h"
+#include "table/cold_list.h"
+#include "base/config.h"
+#include "base/config_pub.h"
+#include "table/hot_table.h"
+#include "sources/abit/idle_bitmap.h"
+#include "base/log.h"
+#include "sys/pagemap.h"
+#include "table/procs.h"
+#include "mover/promoter.h"
+#include "base/stats.h"
+#include "sys/topology.h"
 #include "abit_fixture.h"
 
 static void test_round_reports_accessed_slow_pages_and_nothing_else(void **state)
@@ -444,8 +444,8 @@ static void test_quiet_process_that_wakes_has_every_piece_looked_at(void **state
 {
 	struct fx *f = *state;
 
-	unsigned step = f->cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP /
-			ABIT_SAMPLES_PER_ROUND;
+	unsigned step =
+	    f->cfg->sources.abit.scan_interval_ms / ABIT_HOT_SPEEDUP / ABIT_SAMPLES_PER_ROUND;
 
 	quiet_process(f);
 	(void)abit_step_pause_ms(f->a, f->cfg); /* the pause after quiet_process()'s calls */

@@ -19,20 +19,20 @@
 
 #include <cmocka.h>
 
-#include "abit_idle.h"
-#include "abit_regions.h"
-#include "abit_sample.h"
-#include "cold_list.h"
-#include "config.h"
-#include "config_pub.h"
-#include "hot_table.h"
-#include "idle_bitmap.h"
-#include "log.h"
-#include "pagemap.h"
-#include "procs.h"
-#include "promoter.h"
-#include "stats.h"
-#include "topology.h"
+#include "sources/abit/abit_source.h"
+#include "sources/abit/abit_regions.h"
+#include "sources/abit/abit_sampler.h"
+#include "table/cold_list.h"
+#include "base/config.h"
+#include "base/config_pub.h"
+#include "table/hot_table.h"
+#include "sources/abit/idle_bitmap.h"
+#include "base/log.h"
+#include "sys/pagemap.h"
+#include "table/procs.h"
+#include "mover/promoter.h"
+#include "base/stats.h"
+#include "sys/topology.h"
 #include "abit_fixture.h"
 
 static void test_process_exiting_mid_round_is_dropped_silently(void **state)
@@ -169,7 +169,7 @@ static void test_sparse_mapping_with_nothing_resident_costs_no_pieces(void **sta
 }
 
 /* A process spanning more pieces than its resident set pays for (500 resident pages:
- * ABIT_VMAS_FLOOR + ABIT_VMAS_PER_HUGE = 528 pieces), all of them holding pages: the first
+ * VMAS_FLOOR + VMAS_PER_HUGE = 528 pieces), all of them holding pages: the first
  * 528 are kept, the other 72 counted as left out for the process's cap. */
 static void test_pieces_beyond_a_process_allowance_are_left_out_and_counted(void **state)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "clock.h"
+#include "base/clock.h"
 
 static uint64_t gettime_ns(clockid_t id)
 {

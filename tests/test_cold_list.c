@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "cold_pages.h"
-#include "src/cold_list.h"
+#include "table/cold_list.h"
 
 static void take_gives_the_coldest_pages_of_the_node_first(void **state)
 {

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "cold_pages.h"
-#include "src/cold_list.h"
+#include "table/cold_list.h"
 
 #define MT_PAGES 20000
 

@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "log.h"
+#include "base/config.h"
+#include "base/log.h"
 
 static struct config_errors errs;
 

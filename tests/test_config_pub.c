@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "config_pub.h"
+#include "base/config_pub.h"
 
 static int destroyed;
 

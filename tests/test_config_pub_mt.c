@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "config_pub.h"
+#include "base/config_pub.h"
 
 #define WORKERS 3
 #define SWAPS	20000

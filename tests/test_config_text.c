@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "config_text.h"
+#include "base/config_text.h"
 
 struct fake_file {
 	const char *path, *text;

@@ -621,18 +621,13 @@ static void test_replay_of_a_missing_file_fails_naming_it(void **state)
 static void test_replay_of_a_real_recording_prints_its_summary(void **state)
 {
 	struct fixture *f = *state;
-	const char *root = getenv("PGHOTD_SOURCE_ROOT");
+	const char *dir = getenv("PGHOTD_TEST_DATA");
 	char rec[4096];
 	const char *args[] = {"--replay", rec, NULL};
 
-	/* The shared real PEBS recording, beside the project. */
-	snprintf(rec, sizeof(rec), "%s/../shared/data/perf/pebs-skx-loadlat-weight-struct.data",
-		 root ? root : ".");
-
-	if (access(rec, R_OK) != 0) {
-		printf("skipped: %s is absent\n", rec);
-		skip();
-	}
+	/* The real PEBS recording in tests/data/. */
+	snprintf(rec, sizeof(rec), "%s/pebs-skx-loadlat-weight-struct.data",
+		 dir ? dir : "tests/data");
 	assert_int_equal(run_to_exit(f, args), 0);
 	assert_true(log_contains(f, "replay: records="));
 	assert_true(log_contains(f, " samples=14 "));

@@ -15,12 +15,12 @@
 
 #include <cmocka.h>
 
-#include "cold_list.h"
-#include "config.h"
-#include "damon_event.h"
-#include "damon_feed.h"
-#include "pagemap.h"
-#include "topology.h"
+#include "table/cold_list.h"
+#include "base/config.h"
+#include "sources/damon/damon_event.h"
+#include "sources/damon/damon_feed.h"
+#include "sys/pagemap.h"
+#include "sys/topology.h"
 
 #define BASE  UINT64_C(0x7f0000000000)
 #define PAGES 64

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "damon_heat.h"
+#include "sources/damon/damon_heat.h"
 
 #define MIB	  UINT64_C(1048576)
 #define BASE	  (UINT64_C(0x7f0000000000))

@@ -6,10 +6,10 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "damon_event.h"
-#include "damon_feed.h"
-#include "damon_pace.h"
+#include "base/config.h"
+#include "sources/damon/damon_event.h"
+#include "sources/damon/damon_feed.h"
+#include "sources/damon/damon_pace.h"
 
 static int setup(void **state)
 {

@@ -7,9 +7,9 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "damon_event.h"
-#include "damon_regions.h"
+#include "base/config.h"
+#include "sources/damon/damon_event.h"
+#include "sources/damon/damon_regions.h"
 
 #define K UINT64_C(4096)
 #define M (UINT64_C(1) << 20)
@@ -18,7 +18,7 @@ static void three_ranges_leave_out_the_two_largest_gaps(void **state)
 {
 	/* Program and heap, a 1 GiB gap, the buffer and libraries (a 1 MiB gap between them), a
 	 * 100 GiB gap, the stack. */
-	const struct abit_vma v[] = {
+	const struct vma v[] = {
 	    {0x400000, 0x400000 + 64 * K},
 	    {0x400000 + 64 * K, 0x400000 + 8 * M},
 	    {0x40000000 + 0x400000 + 8 * M, 0x40000000 + 0x400000 + 264 * M},

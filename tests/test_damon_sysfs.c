@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "damon_sysfs.h"
+#include "sources/damon/damon_sysfs.h"
 
 struct fx {
 	char root[PATH_MAX];	   /* the sysfs root */

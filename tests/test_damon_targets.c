@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "damon_targets.h"
+#include "sources/damon/damon_targets.h"
 
 #define M	  (UINT64_C(1) << 20)
 #define KDAMOND	  4242

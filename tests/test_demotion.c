@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "promoter_fake.h"
-#include "src/config_pub.h"
-#include "src/log.h"
+#include "base/config_pub.h"
+#include "base/log.h"
 
 /* The promoter again, now with a cold list; node 0 holds NODE0_PAGES base pages, so one percent
  * of it is one page. */

@@ -14,13 +14,13 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "fake_perf.h"
-#include "config_pub.h"
-#include "engine.h"
-#include "log.h"
-#include "perf_sampler.h"
-#include "topology.h"
+#include "base/config_pub.h"
+#include "daemon/engine.h"
+#include "base/log.h"
+#include "sources/perf/perf_sampler.h"
+#include "sys/topology.h"
 
 struct fixture {
 	char sysfs[PATH_MAX], procfs[PATH_MAX];

@@ -13,12 +13,12 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "feeder.h"
-#include "hot_table.h"
-#include "procs.h"
-#include "stats.h"
-#include "topology.h"
+#include "base/config.h"
+#include "table/feeder.h"
+#include "table/hot_table.h"
+#include "table/procs.h"
+#include "base/stats.h"
+#include "sys/topology.h"
 
 struct env {
 	struct hot_table *hot;

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "fileio.h"
+#include "base/fileio.h"
 
 static char dir[64];
 

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "hot_table.h"
+#include "table/hot_table.h"
 
 #define PAGE	4096u
 #define H1	((1u << 16) | 7u) /* procs slot 7, generation 1 */

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "hot_table.h"
+#include "table/hot_table.h"
 
 #define WRITERS	  3
 #define PAGES	  4096

@@ -17,16 +17,17 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "fake_perf.h"
 
 #include <linux/perf_event.h>
 
-#include "ibs_decode.h"
-#include "mem_src.h"
-#include "perf_sample.h"
-#include "sampler_ibs.h"
-#include "stats.h"
+#include "sources/pmu/ibs_decode.h"
+#include "sys/kernel_release.h"
+#include "sources/pmu/mem_src.h"
+#include "sources/perf/perf_sample.h"
+#include "sources/pmu/ibs_source.h"
+#include "base/stats.h"
 
 #define LVL(x)	  ((uint64_t)(x) << MEM_SRC_LVL_SHIFT)
 #define LVLNUM(x) ((uint64_t)(x) << MEM_SRC_LVLNUM_SHIFT)
@@ -50,7 +51,7 @@ static struct ibs_pmu read_pmu(const char *name)
 	struct ibs_pmu p;
 
 	fixture_root(name, root, sizeof(root));
-	assert_int_equal(sampler_ibs_pmu_read(root, &p, reason, sizeof(reason)), 0);
+	assert_int_equal(ibs_source_pmu_read(root, &p, reason, sizeof(reason)), 0);
 	assert_string_equal(reason, "");
 	return p;
 }
@@ -307,23 +308,23 @@ static void parses_kernel_release_strings(void **state)
 	unsigned ma = 99, mi = 99;
 
 	(void)state;
-	assert_int_equal(sampler_kernel_version("6.1.0-18-amd64", &ma, &mi), 0);
+	assert_int_equal(kernel_release_version("6.1.0-18-amd64", &ma, &mi), 0);
 	assert_int_equal(ma, 6);
 	assert_int_equal(mi, 1);
-	assert_int_equal(sampler_kernel_version("5.15.0", &ma, &mi), 0);
+	assert_int_equal(kernel_release_version("5.15.0", &ma, &mi), 0);
 	assert_int_equal(ma, 5);
 	assert_int_equal(mi, 15);
-	assert_int_equal(sampler_kernel_version("6.18.44-fc-v769", &ma, &mi), 0);
+	assert_int_equal(kernel_release_version("6.18.44-fc-v769", &ma, &mi), 0);
 	assert_int_equal(mi, 18);
 	ma = mi = 7;
-	assert_int_equal(sampler_kernel_version("six", &ma, &mi), -EINVAL);
-	assert_int_equal(sampler_kernel_version("6", &ma, &mi), -EINVAL);
-	assert_int_equal(sampler_kernel_version(NULL, &ma, &mi), -EINVAL);
+	assert_int_equal(kernel_release_version("six", &ma, &mi), -EINVAL);
+	assert_int_equal(kernel_release_version("6", &ma, &mi), -EINVAL);
+	assert_int_equal(kernel_release_version(NULL, &ma, &mi), -EINVAL);
 	assert_int_equal(ma, 7);
-	assert_false(sampler_ibs_kernel_decodes(5, 19));
-	assert_false(sampler_ibs_kernel_decodes(6, 0));
-	assert_true(sampler_ibs_kernel_decodes(6, 1));
-	assert_true(sampler_ibs_kernel_decodes(7, 0));
+	assert_false(ibs_source_kernel_decodes(5, 19));
+	assert_false(ibs_source_kernel_decodes(6, 0));
+	assert_true(ibs_source_kernel_decodes(6, 1));
+	assert_true(ibs_source_kernel_decodes(7, 0));
 }
 
 /* --- sysfs and attr --- */
@@ -349,15 +350,15 @@ static void missing_pmu_is_enodev_with_reason(void **state)
 
 	(void)state;
 	fixture_root("sysfs-one-node", root, sizeof(root));
-	assert_int_equal(sampler_ibs_pmu_read(root, &p, reason, sizeof(reason)), -ENODEV);
+	assert_int_equal(ibs_source_pmu_read(root, &p, reason, sizeof(reason)), -ENODEV);
 	assert_int_equal(p.type, 77);
 	assert_non_null(strstr(reason, "no ibs_op PMU ("));
 	assert_non_null(strstr(reason, "ibs_op/type: No such file or directory)"));
 	reason[0] = '\0';
-	assert_int_equal(sampler_ibs_available(root, reason, sizeof(reason)), -ENODEV);
+	assert_int_equal(ibs_source_available(root, reason, sizeof(reason)), -ENODEV);
 	assert_non_null(strstr(reason, "no ibs_op PMU"));
 	fixture_root("sysfs-ibs-zen4", root, sizeof(root));
-	assert_int_equal(sampler_ibs_available(root, reason, sizeof(reason)), 0);
+	assert_int_equal(ibs_source_available(root, reason, sizeof(reason)), 0);
 }
 
 static void malformed_format_file_is_einval_naming_the_file(void **state)
@@ -367,7 +368,7 @@ static void malformed_format_file_is_einval_naming_the_file(void **state)
 
 	(void)state;
 	fixture_root("sysfs-ibs-badformat", root, sizeof(root));
-	assert_int_equal(sampler_ibs_pmu_read(root, &p, reason, sizeof(reason)), -EINVAL);
+	assert_int_equal(ibs_source_pmu_read(root, &p, reason, sizeof(reason)), -EINVAL);
 	assert_non_null(strstr(reason, "format/l3missonly: unparsable content"));
 }
 
@@ -383,7 +384,7 @@ static void zen3_attr_counts_ops_without_l3_filter_or_exclude_bits(void **state)
 	struct perf_event_attr a;
 
 	(void)state;
-	sampler_ibs_build_attr(&p, &opts_61, &a);
+	ibs_source_build_attr(&p, &opts_61, &a);
 	assert_int_equal(a.type, 11);
 	assert_int_equal(a.size, sizeof(a));
 	assert_true(a.config == IBS_OP_CNT_CTL);
@@ -406,10 +407,10 @@ static void zen4_attr_sets_l3_miss_only_when_asked(void **state)
 
 	(void)state;
 	assert_true(p.zen4);
-	sampler_ibs_build_attr(&p, &o, &a);
+	ibs_source_build_attr(&p, &o, &a);
 	assert_true(a.config == (IBS_OP_CNT_CTL | IBS_OP_L3MISSONLY));
 	o.l3_miss_only = false;
-	sampler_ibs_build_attr(&p, &o, &a);
+	ibs_source_build_attr(&p, &o, &a);
 	assert_true(a.config == IBS_OP_CNT_CTL);
 	assert_false(a.exclude_kernel);
 }
@@ -420,7 +421,7 @@ static void swfilt_kernel_excludes_kernel_samples_in_software(void **state)
 	struct perf_event_attr a;
 
 	(void)state;
-	sampler_ibs_build_attr(&p, &opts_61, &a);
+	ibs_source_build_attr(&p, &opts_61, &a);
 	assert_true(a.config2 == 1);
 	assert_true(a.exclude_kernel && a.exclude_hv);
 	assert_false(a.exclude_user);
@@ -436,12 +437,12 @@ static void old_kernel_asks_for_raw_and_permitted_phys_addr(void **state)
 	o.kernel_major = 5;
 	o.kernel_minor = 15;
 	o.phys_addr = true;
-	sampler_ibs_build_attr(&p, &o, &a);
+	ibs_source_build_attr(&p, &o, &a);
 	assert_true(a.sample_type & PERF_SAMPLE_RAW);
 	assert_true(a.sample_type & PERF_SAMPLE_PHYS_ADDR);
 	o.kernel_major = 6;
 	o.kernel_minor = 1;
-	sampler_ibs_build_attr(&p, &o, &a);
+	ibs_source_build_attr(&p, &o, &a);
 	assert_false(a.sample_type & PERF_SAMPLE_RAW);
 }
 
@@ -453,13 +454,13 @@ static void attr_period_follows_extended_count_capability(void **state)
 
 	(void)state;
 	o.period = 0x2000008;
-	sampler_ibs_build_attr(&p, &o, &a);
+	ibs_source_build_attr(&p, &o, &a);
 	assert_true(a.sample_period == 0xFFFF0);
 	p.cpuid_caps = IBS_CAPS_OPCNTEXT | 1;
-	sampler_ibs_build_attr(&p, &o, &a);
+	ibs_source_build_attr(&p, &o, &a);
 	assert_true(a.sample_period == 0x2000000);
 	o.period = 0x17;
-	sampler_ibs_build_attr(&p, &o, &a);
+	ibs_source_build_attr(&p, &o, &a);
 	assert_true(a.sample_period == 0x90);
 }
 
@@ -491,10 +492,10 @@ static void converts_kernel_decoded_cxl_load_and_drops_local_dram(void **state)
 
 	(void)state;
 	stats_init(&st, 1);
-	sampler_ibs_convert_init(&c, &p, &opts_61, NULL, &st);
+	ibs_source_convert_init(&c, &p, &opts_61, NULL, &st);
 	s = kernel_decoded(0x7f0000001000, PERF_MEM_OP_LOAD | LVLNUM(PERF_MEM_LVLNUM_CXL));
 	memset(&ev, 0, sizeof(ev));
-	assert_int_equal(sampler_ibs_convert(&c, &s, &ev), SAMPLE_KEPT);
+	assert_int_equal(ibs_source_convert(&c, &s, &ev), SAMPLE_KEPT);
 	assert_int_equal(ev.pid, 100);
 	assert_int_equal(ev.tid, 101);
 	assert_true(ev.vaddr == 0x7f0000001000);
@@ -504,11 +505,11 @@ static void converts_kernel_decoded_cxl_load_and_drops_local_dram(void **state)
 	assert_true(ev.time_ns == 5000);
 
 	s = kernel_decoded(0x7f0000001000, 0x1a00001042ull); /* local DRAM load */
-	assert_int_equal(sampler_ibs_convert(&c, &s, &ev), SAMPLE_DROP_NEAR_SOURCE);
+	assert_int_equal(ibs_source_convert(&c, &s, &ev), SAMPLE_DROP_NEAR_SOURCE);
 	s = kernel_decoded(0, PERF_MEM_OP_LOAD | LVLNUM(PERF_MEM_LVLNUM_CXL)); /* no lin addr */
-	assert_int_equal(sampler_ibs_convert(&c, &s, &ev), SAMPLE_DROP_NO_ADDR);
+	assert_int_equal(ibs_source_convert(&c, &s, &ev), SAMPLE_DROP_NO_ADDR);
 	s = kernel_decoded(0x7f0000001000, PERF_MEM_OP_NA); /* not a load or store */
-	assert_int_equal(sampler_ibs_convert(&c, &s, &ev), SAMPLE_DROP_NOT_MEMOP);
+	assert_int_equal(ibs_source_convert(&c, &s, &ev), SAMPLE_DROP_NOT_MEMOP);
 	assert_true(st.src[SRC_IBS][SS_SAMPLES_DROPPED] == 3);
 }
 
@@ -534,20 +535,20 @@ static void converts_raw_sample_on_old_kernel_and_counts_short_raw(void **state)
 	regs[5] = r.dc_linaddr, regs[6] = r.dc_physaddr;
 	memcpy(raw + 4, regs, sizeof(regs));
 	stats_init(&st, 1);
-	sampler_ibs_convert_init(&c, &p, &o, NULL, &st);
+	ibs_source_convert_init(&c, &p, &o, NULL, &st);
 	s = kernel_decoded(0, 0); /* what a 5.10 kernel leaves in ADDR/DATA_SRC */
 	s.present |= PERF_SAMPLE_RAW;
 	s.raw = raw;
 	s.raw_size = sizeof(raw);
-	assert_int_equal(sampler_ibs_convert(&c, &s, &ev), SAMPLE_KEPT);
+	assert_int_equal(ibs_source_convert(&c, &s, &ev), SAMPLE_KEPT);
 	assert_true(ev.vaddr == 0x7f1234567890ull);
 	assert_true(ev.paddr == 0); /* not permitted */
 	assert_int_equal(ev.kind, ACCESS_LOAD);
 
 	s.raw_size = IBS_RAW_MIN_SIZE - 8;
-	assert_int_equal(sampler_ibs_convert(&c, &s, &ev), SAMPLE_DROP_MALFORMED);
+	assert_int_equal(ibs_source_convert(&c, &s, &ev), SAMPLE_DROP_MALFORMED);
 	s.raw = NULL;
-	assert_int_equal(sampler_ibs_convert(&c, &s, &ev), SAMPLE_DROP_MALFORMED);
+	assert_int_equal(ibs_source_convert(&c, &s, &ev), SAMPLE_DROP_MALFORMED);
 	assert_true(c.filter.dropped[SAMPLE_DROP_MALFORMED] == 2);
 	assert_true(st.src[SRC_IBS][SS_SAMPLES_DROPPED] == 2);
 }
@@ -590,7 +591,7 @@ static void start_opens_the_built_attr_and_marks_source_active(void **state)
 						 .sink = {discard, NULL},
 						 .cfg = cfg,
 						 .ops = &ops};
-	assert_int_equal(sampler_ibs_start(&p, &src, reason, sizeof(reason)), 0);
+	assert_int_equal(ibs_source_start(&p, &src, reason, sizeof(reason)), 0);
 	assert_non_null(src);
 	assert_int_equal(f.opens, 1);
 	assert_int_equal(f.cpu, 0);
@@ -599,16 +600,16 @@ static void start_opens_the_built_attr_and_marks_source_active(void **state)
 	assert_true(f.last.config == (IBS_OP_CNT_CTL | IBS_OP_L3MISSONLY));
 	assert_true(f.last.sample_period == 0x10000);
 	assert_false(f.last.sample_type & PERF_SAMPLE_RAW);
-	assert_true(sampler_ibs_period(src) == 0x10000);
+	assert_true(ibs_source_period(src) == 0x10000);
 	assert_true(st.src_active[SRC_IBS] == 1);
-	sampler_ibs_stop(src);
+	ibs_source_stop(src);
 	assert_int_equal(f.maps, 0);
 	assert_true(st.src_active[SRC_IBS] == 0);
 
 	/* a refused open: the errno in the reason, nothing left open, not active */
 	f = (struct fake_perf){.open_err = -EACCES};
 	src = NULL;
-	assert_int_equal(sampler_ibs_start(&p, &src, reason, sizeof(reason)), -EACCES);
+	assert_int_equal(ibs_source_start(&p, &src, reason, sizeof(reason)), -EACCES);
 	assert_null(src);
 	assert_non_null(strstr(reason, "Permission denied"));
 	assert_int_equal(f.maps, 0);
@@ -616,7 +617,7 @@ static void start_opens_the_built_attr_and_marks_source_active(void **state)
 
 	/* no PMU */
 	fixture_root("sysfs-one-node", root, sizeof(root));
-	assert_int_equal(sampler_ibs_start(&p, &src, reason, sizeof(reason)), -ENODEV);
+	assert_int_equal(ibs_source_start(&p, &src, reason, sizeof(reason)), -ENODEV);
 	assert_non_null(strstr(reason, "no ibs_op PMU"));
 	config_free(cfg);
 }

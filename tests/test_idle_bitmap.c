@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "idle_bitmap.h"
+#include "sources/abit/idle_bitmap.h"
 
 /* An in-memory page_idle bitmap that moves at most `cap` bytes per call, like the sysfs file
  * (4096) or worse, and ORs written bits in as marking does. */

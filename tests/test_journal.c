@@ -35,7 +35,7 @@
 #include <cmocka.h>
 #include <systemd/sd-journal.h>
 
-#include "log.h"
+#include "base/log.h"
 
 #define JOURNAL_SOCKET	"/run/systemd/journal/socket"
 #define RUN_DEADLINE_MS 19000

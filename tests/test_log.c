@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "log.h"
+#include "base/log.h"
 
 static FILE *out;
 

@@ -25,13 +25,13 @@
 
 #include <cmocka.h>
 
-#include "src/config.h"
-#include "src/hot_table.h"
-#include "src/log.h"
-#include "src/procs.h"
-#include "src/promoter.h"
-#include "src/stats.h"
-#include "src/topology.h"
+#include "base/config.h"
+#include "table/hot_table.h"
+#include "base/log.h"
+#include "table/procs.h"
+#include "mover/promoter.h"
+#include "base/stats.h"
+#include "sys/topology.h"
 
 #define NPAGES 64
 #define BASE   4096u

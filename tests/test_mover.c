@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "promoter_fake.h"
-#include "src/config_pub.h"
-#include "src/log.h"
+#include "base/config_pub.h"
+#include "base/log.h"
 
 static void bytes_moved_over_a_minute_stay_within_rate_plus_one_burst(void **state)
 {

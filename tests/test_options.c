@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "notify.h"
-#include "options.h"
+#include "daemon/notify.h"
+#include "daemon/options.h"
 
 #define ARGV(...)	 ((char *[]){"pghotd", __VA_ARGS__, NULL})
 #define ARGC(...)	 ((int)(sizeof((char *[]){"pghotd", __VA_ARGS__}) / sizeof(char *)))

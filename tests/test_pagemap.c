@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "pagemap.h"
+#include "sys/pagemap.h"
 
 #define KPF(b)	 (UINT64_C(1) << (b))
 #define LRU	 KPF(KPF_LRU)

@@ -21,10 +21,10 @@
 
 #include <sys/eventfd.h>
 
-#include "config.h"
-#include "mem_src.h"
-#include "perf_sample.h"
-#include "sampler_pebs.h"
+#include "base/config.h"
+#include "sources/pmu/mem_src.h"
+#include "sources/perf/perf_sample.h"
+#include "sources/pmu/pebs_source.h"
 
 /* The kernel's shorthand for data_src values (perf_event.h PERF_MEM_S). */
 #define P(a, b)	 PERF_MEM_S(a, b)
@@ -46,7 +46,7 @@ static struct pebs_pmu read_pmu(const char *name)
 	struct pebs_pmu p;
 
 	fixture_root(name, root, sizeof(root));
-	assert_int_equal(sampler_pebs_pmu_read(root, &p, reason, sizeof(reason)), 0);
+	assert_int_equal(pebs_source_pmu_read(root, &p, reason, sizeof(reason)), 0);
 	return p;
 }
 
@@ -92,11 +92,11 @@ static void missing_mem_loads_is_enodev_with_reason(void **state)
 
 	(void)state;
 	fixture_root("sysfs-ibs-zen3", root, sizeof(root));
-	assert_int_equal(sampler_pebs_pmu_read(root, &p, reason, sizeof(reason)), -ENODEV);
+	assert_int_equal(pebs_source_pmu_read(root, &p, reason, sizeof(reason)), -ENODEV);
 	assert_int_equal(p.type, 55);
 	assert_non_null(strstr(reason, "no Intel cpu PMU with mem-loads event ("));
 	assert_non_null(strstr(reason, "cpu/events/mem-loads: No such file or directory)"));
-	assert_int_equal(sampler_pebs_available(root, reason, sizeof(reason)), -ENODEV);
+	assert_int_equal(pebs_source_available(root, reason, sizeof(reason)), -ENODEV);
 }
 
 static void malformed_aux_event_is_einval(void **state)
@@ -106,7 +106,7 @@ static void malformed_aux_event_is_einval(void **state)
 
 	(void)state;
 	fixture_root("sysfs-pebs-badaux", root, sizeof(root));
-	assert_int_equal(sampler_pebs_pmu_read(root, &p, reason, sizeof(reason)), -EINVAL);
+	assert_int_equal(pebs_source_pmu_read(root, &p, reason, sizeof(reason)), -EINVAL);
 	assert_non_null(strstr(reason, "mem-loads-aux: unparsable content"));
 }
 
@@ -137,10 +137,10 @@ static struct child_result plan_as(const char *model, const char *fixture,
 		close(fds[0]);
 		setenv("LIBPFM_FORCE_PMU", model, 1);
 		fixture_root(fixture, root, sizeof(root));
-		res.ret = sampler_pebs_pmu_read(root, &pmu, res.reason, sizeof(res.reason));
+		res.ret = pebs_source_pmu_read(root, &pmu, res.reason, sizeof(res.reason));
 		if (res.ret == 0)
 			res.ret =
-			    sampler_pebs_plan(&pmu, o, &res.plan, res.reason, sizeof(res.reason));
+			    pebs_source_plan(&pmu, o, &res.plan, res.reason, sizeof(res.reason));
 		w = write(fds[1], &res, sizeof(res));
 		_exit(w == (ssize_t)sizeof(res) ? 0 : 1);
 	}
@@ -358,7 +358,7 @@ static void precise_ip_steps_down_to_what_the_kernel_accepts(void **state)
 	char reason[PEBS_REASON_MAX] = "";
 
 	(void)state;
-	assert_int_equal(sampler_pebs_pick_precise(&p, &ops, reason, sizeof(reason)), 0);
+	assert_int_equal(pebs_source_pick_precise(&p, &ops, reason, sizeof(reason)), 0);
 	assert_int_equal(p.ev[1].attr.precise_ip, 2);
 	assert_int_equal(p.ev[2].attr.precise_ip, 2);
 	assert_int_equal(p.ev[0].attr.precise_ip, 0); /* the leader is never precise */
@@ -366,7 +366,7 @@ static void precise_ip_steps_down_to_what_the_kernel_accepts(void **state)
 	assert_string_equal(reason, "");
 	k.max_precise = 1;
 	p = manual_plan(false);
-	assert_int_equal(sampler_pebs_pick_precise(&p, &ops, reason, sizeof(reason)), 0);
+	assert_int_equal(pebs_source_pick_precise(&p, &ops, reason, sizeof(reason)), 0);
 	assert_int_equal(p.ev[0].attr.precise_ip, 1);
 	assert_int_equal(k.last_group_fd, -1);
 }
@@ -379,7 +379,7 @@ static void member_is_opened_in_the_leaders_group(void **state)
 
 	(void)state;
 	p.n = 2; /* aux + loads only */
-	assert_int_equal(sampler_pebs_pick_precise(&p, &ops, NULL, 0), 0);
+	assert_int_equal(pebs_source_pick_precise(&p, &ops, NULL, 0), 0);
 	assert_int_equal(k.last_group_fd, k.leader_fd_seen);
 	assert_int_equal(k.opens, 2);
 	assert_int_equal(p.ev[1].attr.precise_ip, 3);
@@ -393,12 +393,12 @@ static void refused_open_reports_event_precise_level_and_errno(void **state)
 	char reason[PEBS_REASON_MAX] = "";
 
 	(void)state;
-	assert_int_equal(sampler_pebs_pick_precise(&p, &ops, reason, sizeof(reason)), -EACCES);
+	assert_int_equal(pebs_source_pick_precise(&p, &ops, reason, sizeof(reason)), -EACCES);
 	assert_string_equal(reason, "perf_event_open loads precise_ip=3: Permission denied");
 	assert_int_equal(k.opens, 1); /* not a precise problem: no retry */
 	k = (struct fake_kernel){.max_precise = 0, .next_fd = 10};
 	p = manual_plan(false);
-	assert_int_equal(sampler_pebs_pick_precise(&p, &ops, reason, sizeof(reason)), -EOPNOTSUPP);
+	assert_int_equal(pebs_source_pick_precise(&p, &ops, reason, sizeof(reason)), -EOPNOTSUPP);
 	assert_non_null(strstr(reason, "loads precise_ip=1: "));
 	assert_int_equal(k.opens, 3);
 }
@@ -411,7 +411,7 @@ static void refused_leader_is_named(void **state)
 	char reason[PEBS_REASON_MAX] = "";
 
 	(void)state;
-	assert_int_equal(sampler_pebs_pick_precise(&p, &ops, reason, sizeof(reason)), -ENOENT);
+	assert_int_equal(pebs_source_pick_precise(&p, &ops, reason, sizeof(reason)), -ENOENT);
 	assert_non_null(strstr(reason, "perf_event_open cpu/mem-loads-aux/"));
 	assert_non_null(strstr(reason, "No such file or directory"));
 	assert_int_equal(k.open_fds, 0);
@@ -467,21 +467,21 @@ static void converts_remote_dram_load_and_drops_local_dram(void **state)
 	struct access_event ev;
 
 	(void)state;
-	sampler_pebs_convert_init(&c, &loads_and_stores, NULL, NULL);
+	pebs_source_convert_init(&c, &loads_and_stores, NULL, NULL);
 	memset(&s, 0, sizeof(s));
 	s.present = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_CPU;
 	s.pid = s.tid = 321;
 	s.addr = 0x7f00deadb000;
 	s.data_src = OP_LH | LEVEL(RAM) | REM | P(SNOOP, NONE);
-	assert_int_equal(sampler_pebs_convert(&c, ACCESS_LOAD, &s, &ev), SAMPLE_KEPT);
+	assert_int_equal(pebs_source_convert(&c, ACCESS_LOAD, &s, &ev), SAMPLE_KEPT);
 	assert_int_equal(ev.source, SRC_PEBS);
 	assert_int_equal(ev.pid, 321);
 	assert_true(ev.vaddr == 0x7f00deadb000);
 	s.data_src = OP_LH | P(LVL, LOC_RAM) | LEVEL(RAM) | P(SNOOP, MISS);
-	assert_int_equal(sampler_pebs_convert(&c, ACCESS_LOAD, &s, &ev), SAMPLE_DROP_NEAR_SOURCE);
+	assert_int_equal(pebs_source_convert(&c, ACCESS_LOAD, &s, &ev), SAMPLE_DROP_NEAR_SOURCE);
 	/* a store event whose DATA_SRC carries no op keeps the event's kind */
 	s.data_src = P(OP, NA) | P(LVL, NA) | P(SNOOP, NA) | P(LOCK, NA) | P(TLB, NA);
-	assert_int_equal(sampler_pebs_convert(&c, ACCESS_STORE, &s, &ev), SAMPLE_KEPT);
+	assert_int_equal(pebs_source_convert(&c, ACCESS_STORE, &s, &ev), SAMPLE_KEPT);
 	assert_int_equal(ev.kind, ACCESS_STORE);
 }
 
@@ -490,14 +490,14 @@ static void parses_cpu_lists(void **state)
 	int cpus[8];
 
 	(void)state;
-	assert_int_equal(sampler_pebs_parse_cpulist("0-3,8,10-11\n", cpus, 8), 7);
+	assert_int_equal(pebs_source_parse_cpulist("0-3,8,10-11\n", cpus, 8), 7);
 	assert_int_equal(cpus[3], 3);
 	assert_int_equal(cpus[4], 8);
 	assert_int_equal(cpus[6], 11);
-	assert_int_equal(sampler_pebs_parse_cpulist("0-15", cpus, 8), 16); /* counts past max */
-	assert_int_equal(sampler_pebs_parse_cpulist("3-1", cpus, 8), -EINVAL);
-	assert_int_equal(sampler_pebs_parse_cpulist("a", cpus, 8), -EINVAL);
-	assert_int_equal(sampler_pebs_parse_cpulist("1;2", cpus, 8), -EINVAL);
+	assert_int_equal(pebs_source_parse_cpulist("0-15", cpus, 8), 16); /* counts past max */
+	assert_int_equal(pebs_source_parse_cpulist("3-1", cpus, 8), -EINVAL);
+	assert_int_equal(pebs_source_parse_cpulist("a", cpus, 8), -EINVAL);
+	assert_int_equal(pebs_source_parse_cpulist("1;2", cpus, 8), -EINVAL);
 }
 
 /* --- the running source on perf_sampler, faked syscalls, spr forced in a child --- */
@@ -623,11 +623,11 @@ static void run_start_in_child(const char *fixture, struct opened *res)
 						 .sink = {discard, NULL},
 						 .cfg = cfg,
 						 .ops = &ops};
-	res->ret = sampler_pebs_start(&p, &src, res->reason, sizeof(res->reason));
+	res->ret = pebs_source_start(&p, &src, res->reason, sizeof(res->reason));
 	res->active_after_start = (int)st.src_active[SRC_PEBS];
 	if (src) {
-		res->period = sampler_pebs_period(src);
-		sampler_pebs_stop(src);
+		res->period = pebs_source_period(src);
+		pebs_source_stop(src);
 	}
 	res->active_after_stop = (int)st.src_active[SRC_PEBS];
 	res->maps_left = maps;

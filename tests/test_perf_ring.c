@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "perf_ring.h"
-#include "stats.h"
+#include "sources/perf/perf_ring.h"
+#include "base/stats.h"
 
 #define PAGE	  4096u
 #define DATA_SIZE (2 * PAGE)

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include <linux/perf_event.h>
 
-#include "perf_sample.h"
+#include "sources/perf/perf_sample.h"
 
 #define BR_HW_INDEX (1U << 17)
 #define BR_COUNTERS (1U << 19)

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "perf_sampler.h"
+#include "sources/perf/perf_sampler.h"
 
 #define PAGE  4096u
 #define RINGP 2u

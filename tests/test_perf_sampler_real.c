@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "perf_sampler.h"
-#include "stats.h"
+#include "sources/perf/perf_sampler.h"
+#include "base/stats.h"
 
 #define MAX_EVENTS 100000
 

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "ibs_decode.h"
-#include "period_ctl.h"
+#include "sources/pmu/ibs_decode.h"
+#include "sources/perf/period_ctl.h"
 
 #define SEC 1000000000ull
 
@@ -27,12 +27,12 @@ static void init_takes_configured_period_as_floor(void **state)
 	struct period_ctl c;
 
 	(void)state;
-	period_ctl_init(&c, 1000, 0, 5, PERIOD_ANY);
+	period_ctl_init(&c, 1000, 0, 5, PERIOD_RULES_ANY);
 	assert_true(c.period == 1000 && c.min == 1000 && c.max == 1000000);
-	period_ctl_init(&c, 100007, 0, 5, PERIOD_IBS);
+	period_ctl_init(&c, 100007, 0, 5, ibs_period_rules(false));
 	assert_true(c.period == 100000);
 	assert_true(c.max == IBS_PERIOD_MAX);
-	period_ctl_init(&c, 100000, 0, 5, PERIOD_IBS_EXT);
+	period_ctl_init(&c, 100000, 0, 5, ibs_period_rules(true));
 	assert_true(c.max == IBS_PERIOD_MAX_EXT);
 }
 
@@ -43,7 +43,7 @@ static void over_budget_grows_period_in_proportion(void **state)
 	bool changed = false;
 
 	(void)state;
-	period_ctl_init(&c, 1000, 0, 5, PERIOD_ANY);
+	period_ctl_init(&c, 1000, 0, 5, PERIOD_RULES_ANY);
 	/* 10% used, 5% allowed, aiming at 4%: x2.5 */
 	assert_true(period_ctl_update(&c, &in, &changed) == 2500);
 	assert_true(changed);
@@ -58,7 +58,7 @@ static void inside_band_keeps_period(void **state)
 	bool changed = true;
 
 	(void)state;
-	period_ctl_init(&c, 1000, 0, 5, PERIOD_ANY);
+	period_ctl_init(&c, 1000, 0, 5, PERIOD_RULES_ANY);
 	c.period = 4000;
 	assert_true(period_ctl_update(&c, &in, &changed) == 4000);
 	assert_false(changed);
@@ -73,7 +73,7 @@ static void well_under_budget_shrinks_but_not_below_configured(void **state)
 	struct period_ctl_input in = second(1.0, 100);
 
 	(void)state;
-	period_ctl_init(&c, 1000, 0, 5, PERIOD_ANY);
+	period_ctl_init(&c, 1000, 0, 5, PERIOD_RULES_ANY);
 	c.period = 8000;
 	/* 1% of a 4% target: x0.25 wanted, at most /2 per step */
 	assert_true(period_ctl_update(&c, &in, NULL) == 4000);
@@ -90,7 +90,7 @@ static void no_samples_steps_down(void **state)
 	struct period_ctl_input in = second(0.0, 0);
 
 	(void)state;
-	period_ctl_init(&c, 1000, 0, 5, PERIOD_ANY);
+	period_ctl_init(&c, 1000, 0, 5, PERIOD_RULES_ANY);
 	c.period = 64000;
 	assert_true(period_ctl_update(&c, &in, NULL) == 32000);
 }
@@ -101,7 +101,7 @@ static void lost_records_double_period_and_hold_it(void **state)
 	struct period_ctl_input in = second(0.5, 100);
 
 	(void)state;
-	period_ctl_init(&c, 1000, 0, 5, PERIOD_ANY);
+	period_ctl_init(&c, 1000, 0, 5, PERIOD_RULES_ANY);
 	in.lost = 3;
 	assert_true(period_ctl_update(&c, &in, NULL) == 2000);
 	in.lost = 0;
@@ -117,7 +117,7 @@ static void throttle_over_budget_backs_off_harder(void **state)
 	struct period_ctl_input in = second(20.0, 100);
 
 	(void)state;
-	period_ctl_init(&c, 1000, 0, 5, PERIOD_ANY);
+	period_ctl_init(&c, 1000, 0, 5, PERIOD_RULES_ANY);
 	in.throttles = 1;
 	assert_true(period_ctl_update(&c, &in, NULL) == 4000);
 	assert_int_equal(c.hold, PERIOD_CTL_HOLD_INTERVALS);
@@ -130,20 +130,20 @@ static void ibs_rules_round_and_cap(void **state)
 	uint64_t p;
 
 	(void)state;
-	period_ctl_init(&c, 0x10000, 0, 5, PERIOD_IBS);
+	period_ctl_init(&c, 0x10000, 0, 5, ibs_period_rules(false));
 	p = period_ctl_update(&c, &in, NULL); /* x1.75 = 0x1C000 */
 	assert_true(p == 0x1C000);
 	in = second(100.0, 100);
 	for (int i = 0; i < 4; i++)
 		p = period_ctl_update(&c, &in, NULL);
 	assert_true(p == IBS_PERIOD_MAX);
-	period_ctl_init(&c, 0x10010, 0, 5, PERIOD_IBS_EXT);
+	period_ctl_init(&c, 0x10010, 0, 5, ibs_period_rules(true));
 	in = second(6.0, 100); /* x1.5: 0x18018, rounded down to 16 */
 	p = period_ctl_update(&c, &in, NULL);
 	assert_true(p % 16 == 0);
 	assert_true(p == 0x18010);
-	assert_true(period_ctl_apply_rules(PERIOD_IBS, 5) == IBS_PERIOD_MIN);
-	assert_true(period_ctl_apply_rules(PERIOD_ANY, 0) == 1);
+	assert_true(period_ctl_apply_rules(ibs_period_rules(false), 5) == IBS_PERIOD_MIN);
+	assert_true(period_ctl_apply_rules(PERIOD_RULES_ANY, 0) == 1);
 }
 
 static void explicit_max_caps_growth(void **state)
@@ -152,7 +152,7 @@ static void explicit_max_caps_growth(void **state)
 	struct period_ctl_input in = second(100.0, 100);
 
 	(void)state;
-	period_ctl_init(&c, 1000, 3000, 5, PERIOD_ANY);
+	period_ctl_init(&c, 1000, 3000, 5, PERIOD_RULES_ANY);
 	assert_true(period_ctl_update(&c, &in, NULL) == 3000);
 }
 
@@ -163,7 +163,7 @@ static void empty_interval_changes_nothing(void **state)
 	bool changed = true;
 
 	(void)state;
-	period_ctl_init(&c, 1000, 0, 5, PERIOD_ANY);
+	period_ctl_init(&c, 1000, 0, 5, PERIOD_RULES_ANY);
 	in.lost = 5;
 	assert_true(period_ctl_update(&c, &in, &changed) == 1000);
 	assert_false(changed);
@@ -176,7 +176,7 @@ static void tick_decides_once_per_interval_from_differences(void **state)
 	uint64_t p = 0;
 
 	(void)state;
-	period_ctl_init(&c, 1000, 0, 5, PERIOD_ANY);
+	period_ctl_init(&c, 1000, 0, 5, PERIOD_RULES_ANY);
 	/* first call only takes the marks */
 	assert_false(period_ctl_tick(&c, &k, 10 * SEC, 7 * SEC, 500, 9, 9, &p));
 	/* half a second later: too early, even at 100% CPU */

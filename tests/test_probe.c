@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "probe.h"
+#include "daemon/probe.h"
 
 struct lines {
 	int n;

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "proc_filter.h"
+#include "base/config.h"
+#include "table/proc_filter.h"
 
 static struct pghotd_config *load(const char *text)
 {

@@ -1,5 +1,5 @@
-/* procfs: the stat, maps and numa_maps parsers within their bounds, and the reads under a root
- * against tests/fixtures/procfs-hostile: command names holding a newline, parentheses and NUL
+/* procfs: the stat, statm, maps and numa_maps parsers within their bounds, and the reads under a
+ * root against tests/fixtures/procfs-hostile: command names holding a newline, parentheses and NUL
  * bytes, a stat file cut before the start time, one longer than PROCFS_STAT_MAX, one that ends
  * before the CPU field, a CPU and a start time out of range, and entries of the root that are
  * not processes. */
@@ -14,11 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "procfs.h"
+#include "sys/procfs.h"
 
 #define STAT_FMT                                                                                   \
 	"%d (%s) S 1 %d %d 0 -1 4194304 101 0 0 0 0 0 0 0 20 0 1 0 %" PRIu64                       \
@@ -300,6 +301,68 @@ static void test_pagemap_opens_under_the_root_and_paths_are_bounded(void **state
 	    -ENAMETOOLONG);
 }
 
+static void test_statm_text_gives_size_and_resident_and_rejects_the_malformed(void **state)
+{
+	(void)state;
+	struct procfs_statm sm = {0};
+	static const char *const bad[] = {"", "many pages\n", "100\n", "100 5x 0\n", " 5\n"};
+
+	assert_int_equal(procfs_parse_statm("1073741829 5 0 1 0 5 0\n", &sm), 0);
+	assert_int_equal(sm.size, 1073741829);
+	assert_int_equal(sm.resident, 5);
+	assert_int_equal(procfs_parse_statm("0 0 0 0 0 0 0\n", &sm), 0); /* a kernel thread */
+	assert_int_equal(sm.size, 0);
+	assert_int_equal(procfs_parse_statm("100 50", &sm), 0); /* no newline */
+	assert_int_equal(sm.resident, 50);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sm = (struct procfs_statm){.size = 7, .resident = 7};
+		assert_int_equal(procfs_parse_statm(bad[i], &sm), -EINVAL);
+		assert_int_equal(sm.size, 7); /* untouched */
+		assert_int_equal(sm.resident, 7);
+	}
+}
+
+static void test_statm_is_read_under_the_root_and_a_gone_process_is_esrch(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/test_procfs_statm.XXXXXX", path[PATH_MAX];
+	struct procfs_statm sm = {0};
+	FILE *f;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/42", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/42/statm", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("50000 2560 100 10 0 400 0\n", f);
+	fclose(f);
+	assert_int_equal(procfs_read_statm(root, 42, &sm), 0);
+	assert_int_equal(sm.size, 50000);
+	assert_int_equal(sm.resident, 2560);
+	assert_int_equal(procfs_read_statm(root, 43, &sm), -ESRCH);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/42", root);
+	rmdir(path);
+	rmdir(root);
+}
+
+static void test_last_cpu_is_the_stat_files_cpu_or_minus_one(void **state)
+{
+	(void)state;
+	char root[PATH_MAX];
+	int cpu = 5;
+
+	fixtures("procfs-hostile", root, sizeof(root));
+	assert_int_equal(procfs_last_cpu(root, 100, &cpu), 0);
+	assert_int_equal(cpu, 1);
+	assert_int_equal(procfs_last_cpu(root, 104, &cpu), -EINVAL); /* ends before field 39 */
+	assert_int_equal(cpu, -1);
+	cpu = 5;
+	assert_int_equal(procfs_last_cpu(root, 999, &cpu), -ESRCH); /* gone */
+	assert_int_equal(cpu, -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +377,9 @@ int main(void)
 	    cmocka_unit_test(test_stat_files_of_hostile_processes_are_read_within_bounds),
 	    cmocka_unit_test(test_pids_are_the_numeric_entries_of_the_root_sorted),
 	    cmocka_unit_test(test_pagemap_opens_under_the_root_and_paths_are_bounded),
+	    cmocka_unit_test(test_statm_text_gives_size_and_resident_and_rejects_the_malformed),
+	    cmocka_unit_test(test_statm_is_read_under_the_root_and_a_gone_process_is_esrch),
+	    cmocka_unit_test(test_last_cpu_is_the_stat_files_cpu_or_minus_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "procs.h"
+#include "table/procs.h"
 
 #define STAT_FMT                                                                                   \
 	"%d (%s) S 1 %d %d 0 -1 4194304 101 0 0 0 0 0 0 0 20 0 1 0 %" PRIu64                       \

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "promoter_fake.h"
-#include "src/config_pub.h"
-#include "src/log.h"
+#include "base/config_pub.h"
+#include "base/log.h"
 
 static void pages_are_moved_from_their_process_cpu_and_the_thread_is_let_go_when_idle(void **state)
 {

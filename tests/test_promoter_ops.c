@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "src/promoter_ops.h"
-#include "src/topology.h"
+#include "mover/promoter_ops.h"
+#include "sys/topology.h"
 
 #define BASE UINT64_C(4096)
 #define PID  4242 /* the process of the fixture procfs root */

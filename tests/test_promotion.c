@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "promoter_fake.h"
-#include "src/config_pub.h"
-#include "src/log.h"
+#include "base/config_pub.h"
+#include "base/log.h"
 
 static void nomem_pauses_the_node_until_free_memory_recovers(void **state)
 {

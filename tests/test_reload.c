@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "reload.h"
+#include "daemon/reload.h"
 
 /* A fake daemon: answers the nth SIGHUP by moving to status `after` once `delay` sleeps
  * have passed; `dies` makes it vanish instead. */

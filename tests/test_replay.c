@@ -20,11 +20,11 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "log.h"
-#include "ibs_decode.h"
-#include "mem_src.h"
-#include "replay.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "sources/pmu/ibs_decode.h"
+#include "sources/pmu/mem_src.h"
+#include "daemon/replay.h"
 
 #include <linux/perf_event.h>
 

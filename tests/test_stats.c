@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "stats.h"
+#include "base/stats.h"
 
 #define MAX_FAMILIES 64
 #define MAX_SAMPLES  1024

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "src/token_bucket.h"
+#include "base/token_bucket.h"
 
 #define THP (UINT64_C(2) << 20)
 

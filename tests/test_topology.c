@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "topology.h"
+#include "sys/topology.h"
 
 #define PFNS_PER_BLOCK (0x8000000ull / 4096) /* fixtures use 128 MiB blocks */
 

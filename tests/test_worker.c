@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "src/worker.h"
+#include "base/worker.h"
 
 static void comm_is_the_prefix_and_the_first_word(void **state)
 {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "zoneinfo.h"
+#include "sys/zoneinfo.h"
 
 static void fixture_path(char *buf, size_t size, const char *name)
 {
