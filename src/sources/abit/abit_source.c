@@ -461,3 +461,41 @@ size_t abit_nr_sample_regions(const struct abit *a, pid_t pid)
 
 	return p && p->smp ? abit_sampler_count(p->smp) : 0;
 }
+
+/* --- the source interface (sources/source.h) --- */
+
+static int abit_ops_start(const struct source_deps *d, void **out)
+{
+	struct abit_deps ad = {.procfs_root = d->procfs_root,
+			       .sysfs_root = d->sysfs_root,
+			       .sink = d->sink,
+			       .stats = d->stats,
+			       .cold = d->cold,
+			       .procs = d->procs};
+	struct abit *a;
+	int r = abit_new(&ad, &a); /* logs its reason when unavailable */
+
+	if (r == 0) {
+		r = abit_start(a, d->pub);
+		if (r < 0) {
+			abit_free(a);
+			log_error_errno(r, "cannot start the abit source thread");
+		}
+	}
+	return source_start_result(d, r, a, out);
+}
+
+static void abit_ops_stop(void *handle)
+{
+	if (!handle)
+		return;
+	abit_stop(handle);
+	abit_free(handle);
+}
+
+const struct source_ops abit_source_ops = {
+    .id = SRC_ABIT,
+    .start = abit_ops_start,
+    .stop = abit_ops_stop,
+    .clears_accessed = true,
+};

@@ -79,6 +79,7 @@
 #include "base/config.h"
 #include "sources/abit/abit_params.h"
 #include "sources/abit/idle_bitmap.h"
+#include "sources/source.h"
 
 struct cold_list;
 struct config_pub;
@@ -154,6 +155,9 @@ unsigned abit_cpu_pace_ms(struct abit_cpu_pace *p, uint64_t now_ns, uint64_t cpu
  * ABIT_SAMPLES_PER_ROUND, or ABIT_HURRY_DIV times less once after a call that woke a process or
  * found a piece used again, so the quick looks that follow come soon. */
 unsigned abit_step_pause_ms(struct abit *a, const struct pghotd_config *cfg);
+
+/* The source interface: abit_new and abit_start on the engine's deps; stop frees. */
+extern const struct source_ops abit_source_ops;
 
 /* Why the source is unavailable, or NULL while it is usable. Thread that runs rounds, or the
  * main thread after abit_stop(). */

@@ -600,3 +600,40 @@ void damon_source_free(struct damon_source *s)
 	free(s->reg);
 	free(s);
 }
+
+/* --- the source interface (sources/source.h) --- */
+
+static int damon_ops_start(const struct source_deps *d, void **out)
+{
+	struct damon_source_deps dd = {.sysfs_root = d->sysfs_root,
+				       .procfs_root = d->procfs_root,
+				       .sink = d->sink,
+				       .stats = d->stats,
+				       .cold = d->cold,
+				       .procs = d->procs};
+	char why[SOURCE_REASON_MAX];
+	struct damon_source *s;
+	int r = damon_source_new(&dd, d->pub, &s, why, sizeof(why)); /* logs why not */
+
+	if (r == 0) {
+		r = damon_source_start(s);
+		if (r < 0) {
+			damon_source_free(s);
+			log_error_errno(r, "cannot start the damon source");
+		}
+	}
+	return source_start_result(d, r, s, out);
+}
+
+static void damon_ops_stop(void *handle)
+{
+	damon_source_free(handle);
+}
+
+const struct source_ops damon_source_ops = {
+    .id = SRC_DAMON,
+    .start = damon_ops_start,
+    .stop = damon_ops_stop,
+    .clears_accessed = true,
+    .yields_to_pmu = true,
+};

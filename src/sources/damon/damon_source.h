@@ -27,6 +27,7 @@
 #include "table/access.h"
 #include "base/config_pub.h"
 #include "sources/perf/perf_sampler.h"
+#include "sources/source.h"
 
 #define DAMON_REFRESH_MS    1000
 #define DAMON_MAX_TARGETS   1024
@@ -65,5 +66,8 @@ int damon_source_start(struct damon_source *s);
 /* Main thread: stops the thread, the kdamond, and gives the kdamond back. Idempotent. */
 void damon_source_stop(struct damon_source *s);
 void damon_source_free(struct damon_source *s);
+
+/* The source interface: new and start on the engine's deps; stop frees. */
+extern const struct source_ops damon_source_ops;
 
 #endif

@@ -540,4 +540,103 @@ void perf_source_stop(struct perf_source *ps)
 	if (ps->stats)
 		stats_source_active(ps->stats, ps->source, 0);
 	ps->stats = NULL;
+	if (ps->pub)
+		config_pub_unregister(ps->pub, ps->pub_slot);
+	ps->pub = NULL;
+}
+
+/* The periodic drain; under load the rings' watermark wakes the thread sooner. */
+#define PERF_SOURCE_DRAIN_MS 100
+
+static struct perf_sampler_params perf_source_params(const struct source_deps *d,
+						     const struct pghotd_config *cfg, int slot)
+{
+	return (struct perf_sampler_params){
+	    .drain_interval_ms = PERF_SOURCE_DRAIN_MS,
+	    .pid = -1,
+	    .page_size = (size_t)sysconf(_SC_PAGESIZE),
+	    .stats = d->stats,
+	    .sink = d->sink,
+	    .pub = d->pub,
+	    .pub_slot = slot,
+	    .cfg = d->pub ? NULL : cfg,
+	    .ops = d->perf_ops,
+	};
+}
+
+int perf_source_ops_start(const struct source_deps *d, enum stat_source id,
+			  perf_source_start_fn start, void **out)
+{
+	const struct pghotd_config *cfg = config_pub_current(d->pub);
+	char reason[SOURCE_REASON_MAX] = "";
+	int slot = config_pub_register(d->pub), r;
+	struct perf_sampler_params sp;
+	struct perf_source *ps;
+
+	if (slot < 0)
+		return log_error_errno(slot, "no config slot for source %s", stat_source_name(id));
+	sp = perf_source_params(d, cfg, slot);
+	r = start(d, cfg, &sp, &ps, reason, sizeof(reason));
+	if (r == 0) {
+		ps->pub = d->pub;
+		ps->pub_slot = slot;
+		*out = ps;
+		return 1;
+	}
+	config_pub_unregister(d->pub, slot);
+	if (d->required)
+		return log_error_errno(r, "source %s: unavailable: %s", stat_source_name(id),
+				       reason);
+	log_warning("source %s: unavailable: %s", stat_source_name(id), reason);
+	return 0;
+}
+
+int perf_source_ops_trial(const struct source_deps *d, perf_source_start_fn start,
+			  void (*stop)(void *handle), char *reason, size_t size)
+{
+	struct perf_sampler_params sp = perf_source_params(d, d->cfg, -1);
+	struct perf_source *ps = NULL;
+	int r = start(d, d->cfg, &sp, &ps, reason, size);
+
+	stop(ps);
+	return r;
+}
+
+static bool perf_trial_drop(void *ctx, const struct perf_event_header *h,
+			    const struct perf_sample *s, struct access_event *out)
+{
+	(void)ctx, (void)h, (void)s, (void)out;
+	return false;
+}
+
+void perf_sampler_trial(const struct source_deps *d, char *verdict, size_t size)
+{
+	struct perf_sampler_source src = {
+	    .source = SRC_PEBS,
+	    .name = "software page-fault event",
+	    .nr_events = 1,
+	    .attr = {{.type = PERF_TYPE_SOFTWARE,
+		      .config = PERF_COUNT_SW_PAGE_FAULTS,
+		      .sample_period = 1000,
+		      .sample_type =
+			  PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU,
+		      .exclude_kernel = 1}},
+	    .leader = -1,
+	    .convert = perf_trial_drop};
+	struct perf_sampler_params p = perf_source_params(d, d->cfg, -1);
+	struct perf_sampler *s = NULL;
+	char err[PERF_SAMPLER_ERR_LEN];
+	int r;
+
+	p.ring_pages = 1;
+	r = perf_sampler_launch(&src, &p, &s, err, sizeof(err));
+	if (r < 0) {
+		snprintf(verdict, size, "refused: %s", err);
+		return;
+	}
+	perf_sampler_stop(s);
+	perf_sampler_free(s);
+	snprintf(verdict, size,
+		 "ok: a software event opens, maps and enables on every CPU (perf_event_open "
+		 "allowed)");
 }

@@ -28,6 +28,7 @@
 #include "sources/perf/perf_ring.h"
 #include "sources/perf/period_ctl.h"
 #include "base/stats.h"
+#include "sources/source.h"
 
 #define PERF_SAMPLER_MAX_EVENTS 4
 #define PERF_SAMPLER_ERR_LEN	256
@@ -127,6 +128,10 @@ struct perf_source {
 	struct period_ctl_clock clk;
 	struct stats *stats; /* set while pghotd_source_active{source} is 1 */
 	enum stat_source source;
+	/* The config slot perf_source_ops_start registered for the sampler thread, given back
+	 * by perf_source_stop; NULL when the caller keeps its own. */
+	struct config_pub *pub;
+	int pub_slot;
 };
 
 /* Main thread. ss->ctx must point at the struct ps begins; ss->on_drain is set to the
@@ -135,9 +140,29 @@ struct perf_source {
  * reason as perf_sampler_launch gives it, nothing open and the gauge untouched. */
 int perf_source_launch(struct perf_source *ps, struct perf_sampler_source *ss,
 		       const struct perf_sampler_params *p, char *reason, size_t size);
-/* Main thread: stops and frees the sampler and clears the gauge it set. Idempotent; fine on
- * a source never launched. */
+/* Main thread: stops and frees the sampler, clears the gauge it set and gives back the slot
+ * perf_source_ops_start registered. Idempotent; fine on a source never launched. */
 void perf_source_stop(struct perf_source *ps);
+
+/* Main thread: a PMU source's own start (ibs_source_start, pebs_source_start) on the sampler
+ * params sp and the config cfg: *out set to the perf_source its state begins with, or -errno
+ * and reason the text after "unavailable: ". */
+typedef int (*perf_source_start_fn)(const struct source_deps *d, const struct pghotd_config *cfg,
+				    const struct perf_sampler_params *sp, struct perf_source **out,
+				    char *reason, size_t size);
+/* Main thread: source_ops.start (sources/source.h) for a PMU source: registers a config_pub
+ * slot on d->pub for the sampler thread, builds the sampler params from d (every process on
+ * every CPU) and runs start; source_ops.start's returns, and its log line when start fails
+ * ("source NAME: unavailable: REASON"). */
+int perf_source_ops_start(const struct source_deps *d, enum stat_source id,
+			  perf_source_start_fn start, void **out);
+/* Main thread: source_ops.trial for a PMU source: start on d->cfg, with no slot, then stop. */
+int perf_source_ops_trial(const struct source_deps *d, perf_source_start_fn start,
+			  void (*stop)(void *handle), char *reason, size_t size);
+/* Main thread, for --probe: opens, maps, enables and stops a software page-fault event on
+ * every CPU as the PMU sources open theirs (d as for their trial): proof that the calls they
+ * make are allowed here even where no PMU is. verdict: "ok: ..." or "refused: <why>". */
+void perf_sampler_trial(const struct source_deps *d, char *verdict, size_t size);
 
 /* Pure: the RLIMIT_NOFILE to ask for so that need descriptors fit; false when cur already
  * suffices. */

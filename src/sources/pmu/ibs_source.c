@@ -332,3 +332,46 @@ uint64_t ibs_source_period(const struct ibs_source *s)
 {
 	return s->ps.ctl.period;
 }
+
+/* --- the source interface (sources/source.h) --- */
+
+static int ibs_start_on(const struct source_deps *d, const struct pghotd_config *cfg,
+			const struct perf_sampler_params *sp, struct perf_source **out,
+			char *reason, size_t size)
+{
+	struct ibs_source *s;
+	int r = ibs_source_start(&(struct ibs_source_params){.sysfs_root = d->sysfs_root,
+							     .cfg = cfg,
+							     .topo = d->topo,
+							     .phys_addr = d->phys_addr,
+							     .sampler = *sp},
+				 &s, reason, size);
+
+	if (r == 0)
+		*out = &s->ps;
+	return r;
+}
+
+static int ibs_ops_start(const struct source_deps *d, void **out)
+{
+	return perf_source_ops_start(d, SRC_IBS, ibs_start_on, out);
+}
+
+static void ibs_ops_stop(void *handle)
+{
+	ibs_source_stop(handle);
+}
+
+static int ibs_ops_trial(const struct source_deps *d, char *reason, size_t size)
+{
+	return perf_source_ops_trial(d, ibs_start_on, ibs_ops_stop, reason, size);
+}
+
+const struct source_ops ibs_source_ops = {
+    .id = SRC_IBS,
+    .start = ibs_ops_start,
+    .stop = ibs_ops_stop,
+    .trial = ibs_ops_trial,
+    .restart_prefix = "sources.ibs.",
+    .pmu = true,
+};

@@ -19,6 +19,7 @@
 #include "sources/pmu/ibs_decode.h"
 #include "sources/perf/perf_sampler.h"
 #include "sources/pmu/pmu_filter.h"
+#include "sources/source.h"
 
 struct perf_sample;
 
@@ -112,5 +113,8 @@ int ibs_source_start(const struct ibs_source_params *p, struct ibs_source **out,
 void ibs_source_stop(struct ibs_source *s);
 /* The period in force (tests, status). */
 uint64_t ibs_source_period(const struct ibs_source *s);
+
+/* The source interface: ibs_source_start on the engine's deps, a config slot of its own. */
+extern const struct source_ops ibs_source_ops;
 
 #endif

@@ -558,3 +558,46 @@ uint64_t pebs_source_period(const struct pebs_source *s)
 {
 	return s->ps.ctl.period;
 }
+
+/* --- the source interface (sources/source.h) --- */
+
+static int pebs_start_on(const struct source_deps *d, const struct pghotd_config *cfg,
+			 const struct perf_sampler_params *sp, struct perf_source **out,
+			 char *reason, size_t size)
+{
+	struct pebs_source *s;
+	int r = pebs_source_start(&(struct pebs_source_params){.sysfs_root = d->sysfs_root,
+							       .cfg = cfg,
+							       .topo = d->topo,
+							       .phys_addr = d->phys_addr,
+							       .sampler = *sp},
+				  &s, reason, size);
+
+	if (r == 0)
+		*out = &s->ps;
+	return r;
+}
+
+static int pebs_ops_start(const struct source_deps *d, void **out)
+{
+	return perf_source_ops_start(d, SRC_PEBS, pebs_start_on, out);
+}
+
+static void pebs_ops_stop(void *handle)
+{
+	pebs_source_stop(handle);
+}
+
+static int pebs_ops_trial(const struct source_deps *d, char *reason, size_t size)
+{
+	return perf_source_ops_trial(d, pebs_start_on, pebs_ops_stop, reason, size);
+}
+
+const struct source_ops pebs_source_ops = {
+    .id = SRC_PEBS,
+    .start = pebs_ops_start,
+    .stop = pebs_ops_stop,
+    .trial = pebs_ops_trial,
+    .restart_prefix = "sources.pebs.",
+    .pmu = true,
+};

@@ -20,6 +20,7 @@
 #include "table/access.h"
 #include "sources/perf/perf_sampler.h"
 #include "sources/pmu/pmu_filter.h"
+#include "sources/source.h"
 
 struct perf_sample;
 
@@ -124,5 +125,8 @@ int pebs_source_start(const struct pebs_source_params *p, struct pebs_source **o
 		      size_t size);
 void pebs_source_stop(struct pebs_source *s);
 uint64_t pebs_source_period(const struct pebs_source *s);
+
+/* The source interface: pebs_source_start on the engine's deps, a config slot of its own. */
+extern const struct source_ops pebs_source_ops;
 
 #endif
