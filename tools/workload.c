@@ -1085,7 +1085,7 @@ int main(int argc, char **argv)
 	wl_summary(&w, on_slow);
 	if (w.corrupt) {
 		/* On both streams: scenarios keep stdout, the console keeps stderr, and
-		 * tests/vm/run fails any run whose results hold this line. */
+		 * tests/vm/lib/run fails any run whose results hold this line. */
 		wl_report_corrupt(&w, stdout);
 		wl_report_corrupt(&w, stderr);
 		return 3;
