@@ -8,6 +8,37 @@
 # shellcheck disable=SC2034 # for the scripts that source this file
 vm_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
+# vm_cache: where the testbed keeps what it makes once and reuses (the built kernel, Debian's
+# kernel, the systemd guest's root images, private apt lists), each entry named by a key of
+# what it was made from. PGHOTD_KERNEL_CACHE moves it.
+vm_cache=${PGHOTD_KERNEL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/pghotd}
+
+# vm_lock FILE MESSAGE: an exclusive flock(1) on FILE, held until the script exits (the open
+# descriptor is inherited, so a build running in the background holds it too). When another
+# process holds it, prints MESSAGE on stderr and waits for it.
+vm_lock() {
+	local fd
+	exec {fd}>"$1"
+	flock -n "$fd" && return 0
+	echo "$2" >&2
+	flock "$fd"
+}
+
+# vm_cache_find NAME WHO FOUND...: the cache's look-up before making entry NAME. Runs FOUND...
+# (a command that prints the usable entry, and fails when there is none or it must be made
+# again); returns 0 when it succeeds. Otherwise takes $vm_cache/NAME.lock (WHO, the caller's
+# name, says when it waits for another run making the same entry), asks FOUND again, since
+# that run may have made it, and returns 1 with the lock held: the caller makes the entry.
+vm_cache_find() {
+	local name=$1 who=$2
+	shift 2
+	"$@" && return 0
+	mkdir -p "$vm_cache"
+	vm_lock "$vm_cache/$name.lock" "$who: another run is making $name; waiting for it"
+	"$@" && return 0
+	return 1
+}
+
 # vm_gates: the gates of make test-vm, one name a line, from tests/vm/gates (comments and
 # blank lines dropped); each names a script in tests/vm/scenarios/.
 vm_gates() { sed 's/#.*//' "$vm_dir/gates" | awk 'NF { print $1 }'; }
