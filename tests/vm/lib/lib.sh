@@ -168,6 +168,35 @@ vm_finish() {
 # vm_log_count DIR REGEX: lines of pghotd's log in DIR matching the extended REGEX.
 vm_log_count() { grep -cE "$2" "$1/pghotd.log" 2>/dev/null || true; }
 
+# vm_growth WARM_S LIMIT: the soak's leak check over "SECONDS PHASE VALUE" lines on stdin, one
+# sample a line in time order (PHASE: a label that stays the same while a phase of the run
+# lasts, such as DRAM free or full). A phase's first minutes touch memory nothing touched
+# before (the full-DRAM phase's demotion: a step of 2.4 MiB at its start in a 30-minute soak),
+# so no value is judged against one from before a phase first ran: each run of a phase is
+# judged on its own, its last value against its value WARM_S seconds in (or half its length,
+# when shorter), and the last run must be of a phase that ran before, so the end is judged
+# after every phase has run once. A leak is growth within runs of a phase: more than LIMIT
+# (0.1: 10%) in any of them fails. Prints "PHASE:BASE->LAST ..." a run; exits 1 when one grew
+# more, 2 when the last run's phase had not run before (or there were no samples).
+vm_growth() {
+	awk -v warm="$1" -v limit="$2" '
+	NF >= 3 { n++; t[n] = $1; p[n] = $2; v[n] = $3 }
+	END {
+		bad = 0
+		for (i = 1; i <= n; i = j) {
+			for (j = i; j <= n && p[j] == p[i]; j++);
+			w = (t[j - 1] - t[i]) / 2 < warm ? (t[j - 1] - t[i]) / 2 : warm
+			for (k = i; t[k] - t[i] < w; k++);
+			again = p[i] in seen
+			seen[p[i]] = 1
+			printf "%s%s:%s->%s", (i > 1 ? " " : ""), p[i], v[k], v[j - 1]
+			if (v[j - 1] + 0 > (1 + limit) * v[k]) bad = 1
+		}
+		printf "\n"
+		exit (n == 0 || !again) ? 2 : bad
+	}'
+}
+
 # vm_median VALUE... and vm_spread VALUE...: the median and the min-max of the runs' figures
 # ("none", a run that never got there, sorts last).
 vm_median() { printf '%s\n' "$@" | sed 's/^none$/999/' | sort -n | awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; print (m == 999 ? "none" : m) }'; }
