@@ -70,25 +70,25 @@ test-vm: deps build
 
 # pghotd for SOAK_MINUTES (30) in the guest under churn: workloads that start and exit, a
 # reload every 10 s (good and bad files), a full-DRAM phase; RSS, open files, page contents
-# and counters checked at the end (tests/vm/soak). Not part of make test.
+# and counters checked at the end (tests/vm/benches/soak). Not part of make test.
 soak: deps build
-	BUILD=$(BUILD) tests/vm/soak $(BUILD)/soak
+	BUILD=$(BUILD) tests/vm/benches/soak $(BUILD)/soak
 
-# pghotd next to NUMA balancing in the guest: live progress, a table, a plot (tests/vm/demo).
+# pghotd next to NUMA balancing in the guest: live progress, a table, a plot (tests/vm/benches/demo).
 # KERNEL=debian boots Debian's own 6.12 kernel, with DAMON-based tiering as a fourth run.
 demo: deps build
-	BUILD=$(BUILD) PGHOTD_VM_KERNEL=$(or $(KERNEL),built) tests/vm/demo $(BUILD)/demo$(if $(filter debian,$(KERNEL)),-debian)
+	BUILD=$(BUILD) PGHOTD_VM_KERNEL=$(or $(KERNEL),built) tests/vm/benches/demo $(BUILD)/demo$(if $(filter debian,$(KERNEL)),-debian)
 
 bench: deps build
 	@for b in $(BUILD)/bench/bench_*; do [ -f "$$b" ] && [ -x "$$b" ] && { echo "== $$b"; "$$b"; }; done
 
-# The guest's benchmarks (tests/vm/bench-vm): the promoter against plain move_pages(2) with
+# The guest's benchmarks (tests/vm/benches/bench-vm): the promoter against plain move_pages(2) with
 # real moves from node 1 to node 0, the Accessed-bit scan round against its bare syscalls,
 # the cost of each page_idle call, and scenario 7's race against NUMA balancing, medians of
 # five alternating runs a side. Not part of make test: races and speed are measured, not gated.
 # KERNEL=debian runs the race on Debian's own 6.12 kernel, with DAMON-based tiering as a side.
 bench-vm: deps build
-	BUILD=$(BUILD) PGHOTD_VM_KERNEL=$(or $(KERNEL),built) tests/vm/bench-vm $(BUILD)/bench-vm$(if $(filter debian,$(KERNEL)),-debian)
+	BUILD=$(BUILD) PGHOTD_VM_KERNEL=$(or $(KERNEL),built) tests/vm/benches/bench-vm $(BUILD)/bench-vm$(if $(filter debian,$(KERNEL)),-debian)
 
 run: deps build
 	@mkdir -p $(BUILD)/run

@@ -1,5 +1,6 @@
 /* Tests of the workload's pure logic: the hot set it picks and how it samples it decide what
  * every VM scenario measures. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -161,6 +162,146 @@ static void track_counts_moves_per_page_and_hot_demotions(void **state)
 	assert_int_equal(moves[3], 0); /* first seen in s1: no move */
 }
 
+static void moved_counts_only_pages_that_were_placed_on_the_slow_node(void **state)
+{
+	(void)state;
+	/* Now on node 0, 0, 0, 1, 0; page 2 never reached the slow node, page 4 is absent. */
+	int status[] = {0, 0, 0, 1, -2};
+	bool placed[] = {true, true, false, true, true};
+	bool hot[] = {true, false, false, false, true};
+	size_t h = 99, c = 99;
+	wl_count_moved(status, placed, hot, 5, 0, &h, &c);
+	assert_int_equal(h, 1);
+	assert_int_equal(c, 1); /* page 1; page 2 was on node 0 from the start */
+}
+
+/* A fake move_pages(2) over N pages: node[i] is page i's node; a page with stuck[i] set stays
+ * where it is when moved; each move asks for at most max_asked pages (checked). */
+enum { FAKE_N = 6 };
+struct fake_pages {
+	int node[FAKE_N];
+	bool stuck[FAKE_N];
+	int moves, queries, fail_query_at, fail_move;
+	size_t asked;
+};
+
+static size_t fake_index(void *addr)
+{
+	return (size_t)(uintptr_t)addr / 4096;
+}
+
+static int fake_query(void *ctx, size_t n, void **addrs, int *status)
+{
+	struct fake_pages *f = ctx;
+	if (++f->queries == f->fail_query_at)
+		return -EPERM;
+	for (size_t i = 0; i < n; i++)
+		status[i] = f->node[fake_index(addrs[i])];
+	return 0;
+}
+
+static int fake_move(void *ctx, size_t n, void **addrs, int node)
+{
+	struct fake_pages *f = ctx;
+	f->moves++;
+	f->asked += n;
+	if (f->fail_move)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!f->stuck[fake_index(addrs[i])])
+			f->node[fake_index(addrs[i])] = node;
+	return 0;
+}
+
+/* One retry case: the fake's pages at the first look 1, 0, 1, 1, 0, 1 (two off node 1), its
+ * addresses page i * 4096, the status move_pages(2) gave, moved poisoned to see it written. */
+struct retry_case {
+	struct fake_pages f;
+	void *addrs[FAKE_N], *off[FAKE_N];
+	int status[FAKE_N];
+	size_t moved;
+	struct wl_place_ops ops;
+};
+
+static void retry_setup(struct retry_case *c)
+{
+	static const int start[FAKE_N] = {1, 0, 1, 1, 0, 1};
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < FAKE_N; i++) {
+		c->f.node[i] = start[i];
+		c->status[i] = start[i];
+		c->addrs[i] = (void *)(uintptr_t)(i * 4096);
+	}
+	c->moved = 99;
+	c->ops = (struct wl_place_ops){fake_query, fake_move, &c->f};
+}
+
+static long retry(struct retry_case *c, int node, int tries)
+{
+	return wl_place_retry(&c->ops, c->addrs, c->status, FAKE_N, node, tries, c->off, &c->moved);
+}
+
+static void place_retry_moves_back_the_pages_placement_left_elsewhere(void **state)
+{
+	struct retry_case c;
+
+	(void)state;
+	retry_setup(&c);
+	assert_int_equal(retry(&c, 1, 3), 0);
+	assert_int_equal(c.moved, 2);
+	assert_int_equal(c.f.moves, 1);
+	assert_int_equal(c.f.asked, 2); /* only the two pages off node 1 */
+	for (size_t i = 0; i < FAKE_N; i++)
+		assert_int_equal(c.status[i], 1);
+}
+
+static void place_retry_gives_up_after_its_tries_and_reports_what_it_could_not_place(void **state)
+{
+	struct retry_case c;
+
+	(void)state;
+	retry_setup(&c);
+	c.f.stuck[4] = true;
+	assert_int_equal(retry(&c, 1, 3), 1);
+	assert_int_equal(c.moved, 1);
+	assert_int_equal(c.f.moves, 3);
+	assert_int_equal(c.f.asked, 2 + 1 + 1);
+	assert_int_equal(c.status[4], 0);
+}
+
+static void place_retry_leaves_a_placed_buffer_alone(void **state)
+{
+	struct retry_case c;
+
+	(void)state;
+	retry_setup(&c);
+	assert_int_equal(retry(&c, 0, 0), 4);
+	assert_int_equal(c.moved, 0); /* no tries: the first look's four pages off node 0 stay */
+	for (size_t i = 0; i < FAKE_N; i++)
+		c.status[i] = 1;
+	assert_int_equal(retry(&c, 1, 3), 0);
+	assert_int_equal(c.moved, 0);
+	assert_int_equal(c.f.moves, 0);
+	assert_int_equal(c.f.queries, 0);
+}
+
+static void place_retry_fails_on_a_failed_query_and_stops_on_a_failed_move(void **state)
+{
+	struct retry_case c;
+
+	(void)state;
+	retry_setup(&c);
+	c.f.fail_query_at = 1;
+	assert_int_equal(retry(&c, 1, 3), -EPERM);
+	assert_int_equal(c.moved, 99); /* untouched on failure */
+	retry_setup(&c);
+	c.f.fail_move = 1;
+	assert_int_equal(retry(&c, 1, 3), 2);
+	assert_int_equal(c.moved, 0);
+	assert_int_equal(c.f.moves, 1);
+	assert_int_equal(c.f.queries, 0);
+}
+
 static void random_unit_stays_in_the_half_open_interval(void **state)
 {
 	(void)state;
@@ -223,6 +364,12 @@ int main(void)
 	    cmocka_unit_test(zipf_rank_of_the_ends_of_the_unit_interval),
 	    cmocka_unit_test(count_splits_pages_on_the_node_into_hot_and_cold),
 	    cmocka_unit_test(track_counts_moves_per_page_and_hot_demotions),
+	    cmocka_unit_test(moved_counts_only_pages_that_were_placed_on_the_slow_node),
+	    cmocka_unit_test(place_retry_moves_back_the_pages_placement_left_elsewhere),
+	    cmocka_unit_test(
+		place_retry_gives_up_after_its_tries_and_reports_what_it_could_not_place),
+	    cmocka_unit_test(place_retry_leaves_a_placed_buffer_alone),
+	    cmocka_unit_test(place_retry_fails_on_a_failed_query_and_stops_on_a_failed_move),
 	    cmocka_unit_test(random_unit_stays_in_the_half_open_interval),
 	    cmocka_unit_test(verify_finds_only_pages_whose_contents_changed),
 	};

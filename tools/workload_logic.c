@@ -76,6 +76,50 @@ void wl_count(const int *status, const bool *hot_page, size_t n, int node, size_
 	*cold = c;
 }
 
+void wl_count_moved(const int *status, const bool *placed, const bool *hot_page, size_t n, int to,
+		    size_t *hot, size_t *cold)
+{
+	size_t h = 0, c = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!placed[i] || status[i] != to)
+			continue;
+		if (hot_page[i])
+			h++;
+		else
+			c++;
+	}
+	*hot = h;
+	*cold = c;
+}
+
+/* The addresses of the pages status[] shows off node into off[]; how many. */
+static size_t wl_off_node(void **addrs, const int *status, size_t n, int node, void **off)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (status[i] != node)
+			off[k++] = addrs[i];
+	return k;
+}
+
+long wl_place_retry(const struct wl_place_ops *ops, void **addrs, int *status, size_t n, int node,
+		    int tries, void **off, size_t *moved)
+{
+	size_t left = wl_off_node(addrs, status, n, node, off), placed = 0;
+	for (int t = 0; t < tries && left > 0; t++) {
+		if (ops->move(ops->ctx, left, off, node) < 0)
+			break;
+		int err = ops->query(ops->ctx, n, addrs, status);
+		if (err < 0)
+			return err;
+		size_t now = wl_off_node(addrs, status, n, node, off);
+		placed += left > now ? left - now : 0;
+		left = now;
+	}
+	*moved = placed;
+	return (long)left;
+}
+
 void wl_track(const int *status, const bool *hot_page, size_t n, int fast, int8_t *last,
 	      uint8_t *moves, struct wl_moves *m)
 {

@@ -1,6 +1,6 @@
 /* workload_logic: the pure parts of tools/workload.c (random numbers, hot set choice, Zipf
- * sampling, placement counting), apart so tests/test_workload drives them without memory
- * placement or syscalls. */
+ * sampling, placement counting and retries), apart so tests/test_workload drives them without
+ * memory placement or syscalls (move_pages(2) comes in as an ops table). */
 #ifndef PGHOTD_WORKLOAD_LOGIC_H
 #define PGHOTD_WORKLOAD_LOGIC_H
 
@@ -25,6 +25,30 @@ size_t wl_hot_unit(const size_t *order, size_t nunits, size_t nhot, int phase, s
  * node. */
 void wl_count(const int *status, const bool *hot_page, size_t n, int node, size_t *hot,
 	      size_t *cold);
+
+/* Of the n pages, those on node `to` now (status[], a move_pages(2) query) that were on the
+ * slow node when placement ended (placed[i]), hot and cold apart: what movers took there
+ * since, leaving out the pages placement never got onto the slow node. */
+void wl_count_moved(const int *status, const bool *placed, const bool *hot_page, size_t n, int to,
+		    size_t *hot, size_t *cold);
+
+/* Placement's retries. A page off the slow node at the workload's first look (the kernel found
+ * no room there, or a mover took it before the look) would later read as a mover's work, so it
+ * is moved back. The ops are move_pages(2) (tests pass fakes), each returning 0 or negative
+ * errno: query fills status[0..n) for addrs[0..n), move asks for addrs[0..n) on node. */
+struct wl_place_ops {
+	int (*query)(void *ctx, size_t n, void **addrs, int *status);
+	int (*move)(void *ctx, size_t n, void **addrs, int node);
+	void *ctx;
+};
+
+/* Moves the pages of addrs[0..n) that status[] (the last query) shows off node back to it, then
+ * queries every page again, at most tries times; off[] (n entries) is scratch. *moved gets the
+ * pages that reached node that way (net of any that left meanwhile). Returns the pages still
+ * off node (0: all placed), or negative errno when a query fails (*moved untouched, status[]
+ * partly rewritten). A move that fails ends the retries: its pages count as still off. */
+long wl_place_retry(const struct wl_place_ops *ops, void **addrs, int *status, size_t n, int node,
+		    int tries, void **off, size_t *moved);
 
 /* Whether the cold sweep is due at t seconds into a run of duration seconds: next is the time
  * of the next sweep (period > 0; none when period <= 0). Not once the run is over: a sweep at

@@ -7,11 +7,10 @@
  * the config turned it off. `auto` then chooses: PMU samples first (per page, no kernel
  * thread), then page_idle (page by page), then DAMON (regions); DAMON and page_idle never both
  * run, since both clear the Accessed bits. page_idle before DAMON by measurement on a 6.12
- * kernel with both (tests/vm/race-sources, README): it finds a hot set scattered page by page,
- * which DAMON moves with the cold pages around it, and was as fast or faster on the other
- * shapes. It also reports
- * the kernel's NUMA balancing mode (warning when its tiering mode would promote the same
- * pages) and the tiers found.
+ * kernel with both (tests/vm/benches/race-sources, README): it finds a hot set scattered page
+ * by page, which DAMON moves with the cold pages around it, and was as fast or faster on the
+ * other shapes. It also reports the kernel's NUMA balancing mode (warning when its tiering
+ * mode would promote the same pages) and the tiers found.
  *
  * probe_gather() reads the facts from a sysfs and a procfs root (fixture trees in tests);
  * probe_decide() turns facts, config and topology into verdicts without touching the system.
