@@ -424,9 +424,19 @@ static void warm_region_is_hot_only_while_a_fast_node_has_room(void **state)
 	f->feed.warm_pass = false; /* only in a warm pass */
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 0);
 	f->feed.warm_pass = true;
+	f->feed.first_thr = 1;
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8);
-	assert_int_equal(f->got.n, 5);		     /* the slow pages 0-3 and 7 */
-	assert_int_equal(f->got.ev[0].threshold, 0); /* a warm region is no first evidence */
+	assert_int_equal(f->got.n, 5); /* the slow pages 0-3 and 7 */
+	/* At the edge of warm data a warm region is no first evidence: two passes make it hot. */
+	assert_int_equal(f->got.ev[0].threshold, 0);
+	/* Inside warm data (warm neighbours on both sides), it is: one pass. */
+	f->got.n = 0;
+	f->feed.warm_inside = true;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8);
+	assert_int_equal(f->got.n, 5);
+	assert_int_equal(f->got.ev[0].threshold, 1);
+	f->feed.warm_inside = false;
+	f->feed.first_thr = 0;
 	/* Only the part warm the aggregation before too: pages 1 and 2. */
 	f->got.n = 0;
 	f->feed.warm_lo = r.start + PAGEMAP_PAGE_SIZE;

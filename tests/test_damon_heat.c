@@ -276,6 +276,29 @@ static void only_the_part_warm_twice_running_is_given(void **state)
 	damon_heat_free(&h);
 }
 
+static void a_region_is_inside_warm_data_between_warm_neighbours(void **state)
+{
+	struct damon_region a = {.kdamond = 7, .target = 1, .start = 0, .end = 4096};
+	struct damon_region b = {.kdamond = 7, .target = 1, .start = 4096, .end = 12288};
+	struct damon_region c = {.kdamond = 7, .target = 1, .start = 12288, .end = 16384};
+	struct damon_region other = c;
+
+	(void)state;
+	assert_true(damon_heat_inside(&b, &a, true, &c, true));
+	assert_false(damon_heat_inside(&b, &a, false, &c, true)); /* a cold neighbour: the edge */
+	assert_false(damon_heat_inside(&b, &a, true, &c, false));
+	assert_false(damon_heat_inside(&b, NULL, false, &c, true)); /* the drain's first */
+	assert_false(damon_heat_inside(&b, &a, true, NULL, false)); /* and last */
+	other.target = 2;					    /* another process's region */
+	assert_false(damon_heat_inside(&b, &a, true, &other, true));
+	other = c;
+	other.kdamond = 8;
+	assert_false(damon_heat_inside(&b, &a, true, &other, true));
+	other = c;
+	other.start += 4096, other.end += 4096; /* a gap: another mapping */
+	assert_false(damon_heat_inside(&b, &a, true, &other, true));
+}
+
 static void keeps_the_histories_of_the_listed_processes_only(void **state)
 {
 	struct damon_heats hs = {0};
@@ -308,6 +331,7 @@ int main(void)
 	    cmocka_unit_test(a_sweep_every_ten_seconds_is_never_warm),
 	    cmocka_unit_test(data_no_longer_used_cools_within_ten_seconds),
 	    cmocka_unit_test(only_the_part_warm_twice_running_is_given),
+	    cmocka_unit_test(a_region_is_inside_warm_data_between_warm_neighbours),
 	    cmocka_unit_test(keeps_the_histories_of_the_listed_processes_only),
 	};
 

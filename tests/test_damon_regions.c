@@ -111,19 +111,20 @@ static void zoom_is_a_large_warm_region_not_a_hot_or_idle_one(void **state)
 	cfg->sources.damon.min_regions = 100;
 	cfg->sources.damon.max_regions = 1000;
 	r.nr_accesses = 1;
-	assert_false(damon_region_zoom(&a, cfg, &r)); /* no whole aggregation seen */
-	a.last = UINT64_C(4096) * M;		      /* 4 GiB: pieces of 4 MiB */
-	assert_true(damon_region_zoom(&a, cfg, &r));
-	r.nr_accesses = 0; /* idle */
-	assert_false(damon_region_zoom(&a, cfg, &r));
+	assert_false(damon_region_zoom(&a, cfg, &r, false)); /* no whole aggregation seen */
+	a.last = UINT64_C(4096) * M;			     /* 4 GiB: pieces of 4 MiB */
+	assert_true(damon_region_zoom(&a, cfg, &r, false));
+	assert_false(damon_region_zoom(&a, cfg, &r, true)); /* warm: used broadly, left whole */
+	r.nr_accesses = 0;				    /* idle */
+	assert_false(damon_region_zoom(&a, cfg, &r, false));
 	r.nr_accesses = 10; /* hot */
-	assert_false(damon_region_zoom(&a, cfg, &r));
+	assert_false(damon_region_zoom(&a, cfg, &r, false));
 	r = rg(8 * M); /* two pieces */
 	r.nr_accesses = 1;
-	assert_true(damon_region_zoom(&a, cfg, &r));
+	assert_true(damon_region_zoom(&a, cfg, &r, false));
 	r = rg(6 * M); /* under two pieces */
 	r.nr_accesses = 1;
-	assert_false(damon_region_zoom(&a, cfg, &r));
+	assert_false(damon_region_zoom(&a, cfg, &r, false));
 	config_free(cfg);
 }
 

@@ -193,7 +193,11 @@ long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc 
 	/* Warm alone: only the part warm twice running (damon_heat_note()). */
 	uint64_t start = intense || !hot || f->warm_lo < r->start ? r->start : f->warm_lo;
 	uint64_t end = intense || !hot || f->warm_hi > r->end ? r->end : f->warm_hi;
-	unsigned thr = hot && r->nr_accesses >= samples_per_aggr(f->cfg) ? f->first_thr : 0;
+	/* First evidence: a full region, or a warm one inside warm data. */
+	unsigned thr =
+	    hot && (r->nr_accesses >= samples_per_aggr(f->cfg) || (!intense && f->warm_inside))
+		? f->first_thr
+		: 0;
 	bool cold =
 	    !hot && !f->warm && f->cold && f->want && f->cold_pass && damon_region_cold(f->cfg, r);
 	uint64_t ent[DAMON_FEED_PAGES], read = 0;

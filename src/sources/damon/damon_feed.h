@@ -14,11 +14,13 @@
  * hot while a fast node has room (evidence_fast_room()) and the region's own samples show
  * little use (fewer than DAMON_HOT_MIN: more, and it is used intensely in part, which the cuts
  * isolate; moved whole it took the cold rest of 2 MiB hot units' regions), in one
- * aggregation a second (a warm pass, DAMON_WARM_PASS_MS): its pages are promoted at the second
- * such pass within promotion.window_ms at the shipped threshold, so a page on the edge of warm
- * data, which DAMON's regions there (split and merged at random between aggregations) cover
- * now and then, must be covered at two passes a second apart, and the pagemap reads of data
- * used broadly (hundreds of MiB) come once a second, not at every aggregation. Everything else is
+ * aggregation a second (a warm pass, DAMON_WARM_PASS_MS). A warm region between warm
+ * neighbours (warm_inside: inside data used broadly) is first evidence, its pages promoted at
+ * the first such pass; one at the edge of warm data, which DAMON's regions there (split and
+ * merged at random between aggregations) cover now and then, together with memory never used,
+ * goes at the threshold: at the shipped 2 its pages must be covered at two passes a second
+ * apart. The pagemap reads of data used broadly (hundreds of MiB) come once a second, not at
+ * every aggregation. Everything else is
  * left alone, and the pages of a region are read only when it is hot or a cold candidate, so the
  * cost follows the hot and cold regions, not the memory.
  *
@@ -67,6 +69,7 @@ struct damon_feed {
 	bool cold_pass;		   /* look for cold pages in this aggregation */
 	bool warm;		   /* the region's history shows broad use (damon_heat_warm()) */
 	uint64_t warm_lo, warm_hi; /* and its part warm twice running (damon_heat_note()) */
+	bool warm_inside;	   /* warm, and its neighbours on both sides too */
 	bool warm_pass;		   /* the region is in a warm pass (damon_warm_pass_due()) */
 	bool room;		   /* a fast node has room (evidence_fast_room()) */
 	uint64_t now_ns;	   /* CLOCK_MONOTONIC */

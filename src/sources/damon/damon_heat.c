@@ -103,6 +103,19 @@ bool damon_heat_warm(const struct damon_heat_span *s, uint32_t aggr_us)
 	return s->hits >= DAMON_HEAT_HITS && s->hits * period >= s->expo_s;
 }
 
+/* Whether region o, warm, is r's neighbour in one target of one kdamond. */
+static bool warm_beside(const struct damon_region *r, const struct damon_region *o, bool warm)
+{
+	return o && warm && o->kdamond == r->kdamond && o->target == r->target &&
+	       (o->end == r->start || r->end == o->start);
+}
+
+bool damon_heat_inside(const struct damon_region *r, const struct damon_region *prev,
+		       bool prev_warm, const struct damon_region *next, bool next_warm)
+{
+	return warm_beside(r, prev, prev_warm) && warm_beside(r, next, next_warm);
+}
+
 void damon_heat_free(struct damon_heat *h)
 {
 	free(h->prev);

@@ -4,13 +4,10 @@
  * DAMON samples one page of a region per sampling interval and counts the samples whose page
  * was accessed within it. A page used once a second is found accessed in one sample of 200
  * at 5 ms: a few hundred MiB used once per pass (a graph search, a scan of an index) reads as
- * nr_accesses 0 or 1 of 20 in most aggregations, never at damon_feed's share of half. Worse,
- * DAMON merges neighbouring regions whose counts differ by a tenth of the samples or less, and
- * the merged count is the size-weighted mean rounded down (mm/damon/core.c): a 1 beside a 0
- * reads 0, so most of that use never reaches the report, and such data is never promoted.
- * Over time, though, such a region is found accessed about once per second of sampling
- * whatever the intervals (more of it survives the merges at longer sampling intervals, hence
- * damon_pace's idle pace for it), where memory never used shows nothing, and a sweep that
+ * nr_accesses 0 or 1 in most aggregations, never at damon_feed's share of half (and with ten
+ * samples or more an aggregation DAMON's merges round such counts down to 0: damon_pace.h keeps
+ * them under ten). Over time, though, such a region is found accessed about once per second
+ * of sampling whatever the intervals, where memory never used shows nothing, and a sweep that
  * reads each page once in 10 s one access every 10 s. So each region's history is kept: hits
  * (the aggregations' counts, at most one a second of aggregation: a sweep passing through a
  * region shows several samples at once) and exposure (the aggregations' time), decayed by
@@ -77,6 +74,12 @@ struct damon_heat {
  * samples only. */
 int damon_heat_note(struct damon_heat *h, const struct damon_region *r, uint64_t time_ns,
 		    uint64_t span_ns, uint32_t aggr_us, struct damon_heat_span *out);
+/* Whether region r, warm, lies inside warm data: its neighbours on both sides, prev and next
+ * (NULL: none in this drain), are warm, of the same target of the same kdamond, and touch it.
+ * At the edge of warm data DAMON's regions straddle used and unused memory, differently at
+ * each aggregation, so a warm region there may hold memory never used. */
+bool damon_heat_inside(const struct damon_region *r, const struct damon_region *prev,
+		       bool prev_warm, const struct damon_region *next, bool next_warm);
 /* Whether the history shows broad use (above), at aggregations of aggr_us. */
 bool damon_heat_warm(const struct damon_heat_span *s, uint32_t aggr_us);
 void damon_heat_free(struct damon_heat *h);

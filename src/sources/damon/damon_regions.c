@@ -125,11 +125,11 @@ size_t damon_cut_spans(const struct damon_range *r, size_t n, const struct damon
 }
 
 bool damon_region_zoom(const struct damon_aggr_size *a, const struct pghotd_config *cfg,
-		       const struct damon_region *r)
+		       const struct damon_region *r, bool warm)
 {
 	uint64_t size = r->end > r->start ? r->end - r->start : 0;
 
-	return a->last && r->nr_accesses > 0 && !damon_region_hot(cfg, r) &&
+	return a->last && !warm && r->nr_accesses > 0 && !damon_region_hot(cfg, r) &&
 	       size >= DAMON_OVERSIZED_MIN &&
 	       size >= DAMON_ZOOM_TIMES * (a->last / DAMON_INIT_REGIONS_MAX);
 }

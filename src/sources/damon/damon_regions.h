@@ -12,7 +12,7 @@
  * pieces are alike). DAMON's update later stretches the outer edges to its own three regions
  * and fills any hole, keeping the pieces.
  *
- * Later, a region that is oversized (damon_aggr_size_add()) or warm and large
+ * Later, a region that is oversized (damon_aggr_size_add()) or used in part and large
  * (damon_region_zoom()) has its span remembered, and the process is cut again at once: those
  * spans into DAMON_ZOOM_PIECES pieces each, the rest of its ranges whole, which DAMON's commit
  * keeps as it has them (damon_cut_spans()). A span is not cut again within DAMON_RECUT_MS
@@ -120,13 +120,15 @@ bool damon_aggr_size_add(struct damon_aggr_size *a, const struct pghotd_config *
 uint32_t damon_zoom_pieces(size_t nzoom, size_t room);
 /* True when the region is worth cutting finer: accessed in some of its samples but not hot
  * (hot data, a 2 MiB unit say, inside a region mostly cold, which DAMON's random splits take
- * many seconds to isolate), and at least DAMON_ZOOM_TIMES
+ * many seconds to isolate), not warm by its history (damon_heat.h: used broadly, it has no hot
+ * part to isolate, and the configured pace a cut brings would blind the source to it, its use
+ * showing in too few of a short aggregation's samples), and at least DAMON_ZOOM_TIMES
  * the size of a piece of the last whole aggregation's memory cut into DAMON_INIT_REGIONS_MAX
  * (and DAMON_OVERSIZED_MIN). It is cut into DAMON_ZOOM_PIECES; DAMON merges the cold pieces
  * back at its next aggregations, so the regions, and the kdamond's work, return to what they
  * were but around the hot data. Pure. */
 bool damon_region_zoom(const struct damon_aggr_size *a, const struct pghotd_config *cfg,
-		       const struct damon_region *r);
+		       const struct damon_region *r, bool warm);
 /* The ranges r[0..n) (address order) as ranges again, with the spans z[0..nz) (address order,
  * not overlapping) cut into `pieces` pieces each (page aligned, one page at least) where they
  * fall within r; the rest of r stays whole, so DAMON keeps the regions it has there. Written

@@ -33,6 +33,7 @@
 struct region_rec {
 	struct damon_region r;
 	uint64_t time_ns;
+	struct damon_heat_span heat; /* its history (damon_heat_note()), noted before any feed */
 };
 
 struct damon_source {
@@ -361,21 +362,56 @@ static int target_pagemap(void *ctx, uint64_t vaddr, uint64_t *ent, size_t n)
 	return (int)((size_t)got / sizeof(*ent));
 }
 
-/* Notes the region in its process's history (damon_heat.h) and sets the feed's warm fields
- * from it (not warm when it cannot be noted). The aggregation's exposure is the view's (the
- * pace the region was counted at). */
-static void region_warm(struct damon_source *s, const struct pghotd_config *cfg,
-			const struct damon_target *t, const struct region_rec *rec,
-			struct damon_feed *f)
+/* Notes every drained region in its process's history (damon_heat.h), in the order DAMON
+ * reported them, into its record (not warm when it cannot be noted). The aggregation's
+ * exposure is the view's (the pace the regions were counted at). */
+static void regions_note(struct damon_source *s, const struct pghotd_config *cfg)
 {
-	struct damon_heat *h = damon_heats_of(&s->heats, t->p.pid);
-	struct damon_heat_span span = {0};
+	for (size_t i = 0; i < s->nreg; i++) {
+		struct region_rec *rec = &s->reg[i];
+		struct damon_target *t = damon_targets_of(&s->ts, &rec->r, rec->time_ns, s->kpid);
+		struct damon_heat *h = t ? damon_heats_of(&s->heats, t->p.pid) : NULL;
 
-	if (h) /* span stays zero (not warm) when the region cannot be noted */
-		damon_heat_note(h, &rec->r, rec->time_ns, damon_aggr_span_ns(cfg),
-				cfg->sources.damon.aggr_us, &span);
-	f->warm = span.warm;
-	f->warm_lo = span.warm_lo, f->warm_hi = span.warm_hi;
+		rec->heat = (struct damon_heat_span){0};
+		if (h)
+			damon_heat_note(h, &rec->r, rec->time_ns, damon_aggr_span_ns(cfg),
+					cfg->sources.damon.aggr_us, &rec->heat);
+	}
+}
+
+/* Sets the feed's warm fields from the record at i. A warm region with warm neighbours on
+ * both sides is inside data used broadly: its pages go up at the first warm pass. One at the
+ * edge of such data (or of a drain) is where DAMON's regions straddle used and unused
+ * memory, at random from one aggregation to the next: its pages must be warm at two passes. */
+static void region_warm(const struct damon_source *s, size_t i, struct damon_feed *f)
+{
+	const struct region_rec *rec = &s->reg[i];
+	const struct region_rec *prev = i > 0 ? rec - 1 : NULL;
+	const struct region_rec *next = i + 1 < s->nreg ? rec + 1 : NULL;
+
+	f->warm = rec->heat.warm;
+	f->warm_lo = rec->heat.warm_lo, f->warm_hi = rec->heat.warm_hi;
+	f->warm_inside =
+	    f->warm && damon_heat_inside(&rec->r, prev ? &prev->r : NULL, prev && prev->heat.warm,
+					 next ? &next->r : NULL, next && next->heat.warm);
+}
+
+/* What a drain's regions showed, for the debug log. */
+struct drain_tally {
+	uint64_t kib[3];	       /* regions in no sample, in some, hot */
+	uint64_t warm_kib, inside_kib; /* warm, and of that between warm neighbours */
+	bool warm_pass;
+};
+
+static void tally_add(struct drain_tally *d, const struct pghotd_config *cfg,
+		      const struct damon_feed *f, const struct damon_region *r)
+{
+	uint64_t kib = (r->end - r->start) >> 10;
+
+	d->kib[r->nr_accesses == 0 ? 0 : damon_region_hot(cfg, r) ? 2 : 1] += kib;
+	d->warm_kib += f->warm ? kib : 0;
+	d->inside_kib += f->warm_inside ? kib : 0;
+	d->warm_pass |= f->warm_pass;
 }
 
 /* Feeds the drained regions under cfg at the last commit's pace; true when there was work:
@@ -405,12 +441,14 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 				.first_thr = s->nreg ? evidence_first_threshold(cfg) : 0,
 				.room = s->nreg && evidence_fast_room(cfg)};
 	uint64_t budget = DAMON_PAGES_DRAIN, now_ms = now / 1000000;
+	struct drain_tally tally = {0};
 	uint32_t epoch = s->d.cold ? cold_list_epoch(s->d.cold) : 0;
 
 	damon_cold_pass_due(&s->cold_pass, cfg, now_ms, epoch, f.want,
 			    s->d.cold ? cold_list_len(s->d.cold) : 0);
 	if (s->nreg)
 		damon_warm_pass_due(&s->warm_pass, now_ms);
+	regions_note(s, cfg);
 	if (s->d.stats)
 		stats_src_add(s->d.stats, SRC_DAMON, SS_SAMPLES, s->nreg);
 	for (size_t i = 0; i < s->nreg; i++) {
@@ -425,24 +463,32 @@ static bool feed_regions(struct damon_source *s, const struct pghotd_config *bas
 			int64_t h = procs_handle(s->d.procs, t->p.pid);
 			t->p.proc = h > 0 ? (uint32_t)h : 0;
 		}
+		region_warm(s, i, &f);
 		/* A span cut before and still remembered is no work for the pace: what its cuts
 		 * left warm (the edges of hot data, the rest of it up already) would keep the
 		 * pace busy. The size is counted for every region. */
 		if ((damon_aggr_size_add(&s->size, cfg, &s->reg[i].r, s->reg[i].time_ns) ||
-		     damon_region_zoom(&s->size, cfg, &s->reg[i].r)) &&
+		     damon_region_zoom(&s->size, cfg, &s->reg[i].r, f.warm)) &&
 		    damon_targets_mark_cut(&s->ts, t, &s->reg[i].r, now_ms))
 			cuts += damon_feed_probe_slow(&f, &s->reg[i].r, DAMON_PROBE_PAGES);
 		/* Ages counted at another pace than the view's are not read for cold pages. */
 		f.cold_pass = damon_cold_pass_covers(&s->cold_pass, cfg, s->reg[i].time_ns) &&
 			      (s->reg[i].time_ns >= s->ts.switch_ns || s->old_factor == s->factor);
-		region_warm(s, cfg, t, &s->reg[i], &f);
 		f.warm_pass = damon_cold_pass_covers(&s->warm_pass, cfg, s->reg[i].time_ns);
+		tally_add(&tally, cfg, &f, &s->reg[i].r);
 		r = damon_feed_region(&f, &t->p, &s->reg[i].r, budget);
 		if (r > 0)
 			budget -= (uint64_t)r;
 		if (budget == 0)
 			break;
 	}
+	log_debug(
+	    "damon: %zu regions: %llu MiB idle, %llu used in some samples, %llu hot; "
+	    "%llu warm (%llu inside warm data)%s; pace x%u; %llu slow hot pages, %llu cuts",
+	    s->nreg, (unsigned long long)tally.kib[0] >> 10, (unsigned long long)tally.kib[1] >> 10,
+	    (unsigned long long)tally.kib[2] >> 10, (unsigned long long)tally.warm_kib >> 10,
+	    (unsigned long long)tally.inside_kib >> 10, tally.warm_pass ? ", a warm pass" : "",
+	    s->factor ? s->factor : 1, (unsigned long long)slow, (unsigned long long)cuts);
 	s->nreg = 0;
 	return slow >= DAMON_PACE_BUSY_PAGES || cuts > 0;
 }
