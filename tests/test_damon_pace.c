@@ -77,23 +77,17 @@ static void the_view_keeps_hot_and_reads_ages_at_the_pace(void **state)
 	struct damon_region r = {.start = 0, .end = 4096, .nr_accesses = 10};
 	uint32_t cold_age;
 
-	struct pghotd_config busy;
-
 	damon_pace_view(cfg, DAMON_PACE_IDLE, &view);
-	damon_pace_view(cfg, 1, &busy);
-	/* 20 samples an aggregation configured: 9 at either pace. */
-	assert_int_equal(busy.sources.damon.sample_us, 11111);
-	assert_int_equal(busy.sources.damon.aggr_us, 100000);
-	assert_int_equal(view.sources.damon.sample_us, 88888);
+	/* 20 samples an aggregation configured: 10 while idle. */
+	assert_int_equal(view.sources.damon.sample_us, 5000 * DAMON_PACE_IDLE * 2);
 	assert_int_equal(view.sources.damon.aggr_us, 100000 * DAMON_PACE_IDLE);
 	/* Hot is the same share of the samples at either pace (DAMON rescales the counts). */
-	assert_int_equal(busy.sources.damon.aggr_us / busy.sources.damon.sample_us, 9);
-	assert_int_equal(view.sources.damon.aggr_us / view.sources.damon.sample_us, 9);
+	assert_true(damon_region_hot(cfg, &r));
 	r.nr_accesses = 5;
-	assert_true(damon_region_hot(&busy, &r));
 	assert_true(damon_region_hot(&view, &r));
+	r.nr_accesses = 9;
+	assert_false(damon_region_hot(cfg, &r));
 	r.nr_accesses = 4;
-	assert_false(damon_region_hot(&busy, &r));
 	assert_false(damon_region_hot(&view, &r));
 	/* An age is aggregations: the same idle time is fewer of them at the slower pace. */
 	r.nr_accesses = 0;
@@ -103,31 +97,25 @@ static void the_view_keeps_hot_and_reads_ages_at_the_pace(void **state)
 	assert_true(damon_region_cold(&view, &r));
 	r.age = cold_age;
 	assert_true(damon_region_cold(cfg, &r));
+	/* The configured pace is the configured intervals. */
+	damon_pace_view(cfg, 1, &view);
+	assert_int_equal(view.sources.damon.sample_us, 5000);
+	assert_int_equal(view.sources.damon.aggr_us, 100000);
 }
 
-/* At most DAMON_EXACT_SAMPLES samples an aggregation, so the kernel's merges keep every count
- * exact; fewer are kept as configured, at either pace. */
-static void an_aggregation_has_at_most_nine_samples(void **state)
+/* Fewer than twice DAMON_PACE_IDLE_SAMPLES samples an aggregation: the idle pace keeps them. */
+static void few_samples_are_not_halved(void **state)
 {
 	struct pghotd_config *cfg = *state;
 	struct pghotd_config view;
 
-	cfg->sources.damon.sample_us = 12500;
-	damon_pace_view(cfg, 1, &view);
-	assert_int_equal(view.sources.damon.sample_us, 12500);
-	assert_int_equal(view.sources.damon.aggr_us, 100000);
+	cfg->sources.damon.aggr_us = 5000 * (2 * DAMON_PACE_IDLE_SAMPLES - 1);
 	damon_pace_view(cfg, DAMON_PACE_IDLE, &view);
-	assert_int_equal(view.sources.damon.sample_us, 12500 * DAMON_PACE_IDLE);
-	assert_int_equal(view.sources.damon.aggr_us, 100000 * DAMON_PACE_IDLE);
-	cfg->sources.damon.sample_us = 100;
-	cfg->sources.damon.aggr_us = 60000000;
-	damon_pace_view(cfg, 1, &view);
-	assert_int_equal(view.sources.damon.sample_us, 6666666);
-	assert_int_equal(view.sources.damon.aggr_us / view.sources.damon.sample_us, 9);
-	cfg->sources.damon.sample_us = 50000;
-	cfg->sources.damon.aggr_us = 100000;
-	damon_pace_view(cfg, 1, &view);
-	assert_int_equal(view.sources.damon.sample_us, 50000);
+	assert_int_equal(view.sources.damon.sample_us, 5000 * DAMON_PACE_IDLE);
+	assert_int_equal(view.sources.damon.aggr_us, cfg->sources.damon.aggr_us * DAMON_PACE_IDLE);
+	cfg->sources.damon.aggr_us = 5000 * 2 * DAMON_PACE_IDLE_SAMPLES;
+	damon_pace_view(cfg, DAMON_PACE_IDLE, &view);
+	assert_int_equal(view.sources.damon.sample_us, 5000 * DAMON_PACE_IDLE * 2);
 }
 
 int main(void)
@@ -138,7 +126,7 @@ int main(void)
 	    T(idle_pace_keeps_the_aggregation_within_its_bound),
 	    T(fixed_where_the_kernel_cannot_rescale),
 	    T(the_view_keeps_hot_and_reads_ages_at_the_pace),
-	    T(an_aggregation_has_at_most_nine_samples),
+	    T(few_samples_are_not_halved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,10 +4,13 @@
  * DAMON samples one page of a region per sampling interval and counts the samples whose page
  * was accessed within it. A page used once a second is found accessed in one sample of 200
  * at 5 ms: a few hundred MiB used once per pass (a graph search, a scan of an index) reads as
- * nr_accesses 0 or 1 in most aggregations, never at damon_feed's share of half (and with ten
- * samples or more an aggregation DAMON's merges round such counts down to 0: damon_pace.h keeps
- * them under ten). Over time, though, such a region is found accessed about once per second
- * of sampling whatever the intervals, where memory never used shows nothing, and a sweep that
+ * nr_accesses 0 or 1 of 20 in most aggregations, never at damon_feed's share of half. Worse,
+ * DAMON merges neighbouring regions whose counts differ by a tenth of the largest count or less,
+ * and the merged count is the size-weighted mean rounded down (mm/damon/core.c): a 1 beside a 0
+ * reads 0, so much of that use never reaches the report. Over time, though, such a region is
+ * found accessed about once per second of sampling whatever the intervals (more of it survives
+ * the merges at the idle pace's longer aggregations), where memory never used shows nothing,
+ * and a sweep that
  * reads each page once in 10 s one access every 10 s. So each region's history is kept: hits
  * (the aggregations' counts, at most one a second of aggregation: a sweep passing through a
  * region shows several samples at once) and exposure (the aggregations' time), decayed by

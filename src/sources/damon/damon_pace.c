@@ -29,14 +29,13 @@ unsigned damon_pace_factor(const struct damon_pace *p, const struct pghotd_confi
 
 void damon_pace_view(const struct pghotd_config *cfg, unsigned factor, struct pghotd_config *out)
 {
-	uint64_t sample = (uint64_t)cfg->sources.damon.sample_us * factor;
-	uint64_t aggr = (uint64_t)cfg->sources.damon.aggr_us * factor;
+	unsigned sample = cfg->sources.damon.sample_us, aggr = cfg->sources.damon.aggr_us;
+	/* Half the samples while idle where DAMON_PACE_IDLE_SAMPLES are left (sample <= aggr / 2
+	 * by the config's check, so the product stays within the aggregation's bound). */
+	unsigned thin =
+	    factor > 1 && sample && aggr / sample >= 2 * DAMON_PACE_IDLE_SAMPLES ? 2 : 1;
 
-	/* aggr <= CONFIG_DAMON_AGGR_US_MAX (damon_pace_factor), so both fit; aggr / 9 leaves
-	 * exactly 9 (aggr >= 200, so the remainder stays below the interval). */
-	if (sample && aggr / sample > DAMON_EXACT_SAMPLES)
-		sample = aggr / DAMON_EXACT_SAMPLES;
 	*out = *cfg;
-	out->sources.damon.sample_us = (unsigned)sample;
-	out->sources.damon.aggr_us = (unsigned)aggr;
+	out->sources.damon.sample_us = sample * factor * thin;
+	out->sources.damon.aggr_us = aggr * factor;
 }

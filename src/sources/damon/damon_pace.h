@@ -8,20 +8,14 @@
  * last DAMON_PACE_IDLE_MS hot regions had DAMON_PACE_BUSY_PAGES pages on slow nodes in one
  * aggregation, a region with pages on one was to be cut finer and its span not cut lately
  * (damon_regions.h: data that turned hot inside a region mostly cold), or a new process
- * became a target; otherwise at DAMON_PACE_IDLE times both intervals (hot is a share of the
- * samples, so it keeps its meaning; DAMON rescales the regions' counts and ages to the new
- * intervals from Linux 6.3; before, the ages a change left would be read at the wrong
- * interval, so there the configured pace stays). Data that turns hot while idle is seen one
- * slow aggregation later at most (0.8 s at the defaults), and the first such region brings
- * the configured pace back at once. The slower idle pace is the one that cuts the kdamond's
- * CPU most for that delay (docs/measurements.md, 2026-12-07).
- *
- * At either pace an aggregation has at most DAMON_EXACT_SAMPLES samples: at each aggregation
- * the kernel merges neighbouring regions whose counts differ by a tenth of the largest count
- * or less and rounds the merged count down (mm/damon/core.c), so with ten samples or more a
- * region seen once beside one seen never reads never, and data used about once a second
- * (seen in a sample or two of an aggregation) vanishes from the reports. With nine or fewer
- * the tenth is 0: only regions of equal counts merge, and every count stays exact.
+ * became a target; otherwise at DAMON_PACE_IDLE times the aggregation interval and, where
+ * DAMON_PACE_IDLE_SAMPLES samples an aggregation are left, twice that the sampling interval
+ * (hot is a share of the samples, so it keeps its meaning; DAMON rescales the regions' counts
+ * and ages to the new intervals from Linux 6.3; before, the ages a change left would be read
+ * at the wrong interval, so there the configured pace stays). Data that turns hot while idle
+ * is seen one slow aggregation later at most (0.8 s at the defaults), and the first such
+ * region brings the configured pace back at once. The slower idle pace is the one that cuts
+ * the kdamond's CPU most for that delay (docs/measurements.md, 2026-12-07).
  *
  * Pure. One thread (the DAMON source's). */
 #ifndef PGHOTD_DAMON_PACE_H
@@ -37,8 +31,10 @@ struct pghotd_config;
 /* Fewer slow hot pages in an aggregation are no work: the last pages of hot data up already (a
  * region's edge, found a few at a time) must not keep the kdamond at its busy pace. */
 #define DAMON_PACE_BUSY_PAGES 32
-/* At most this many samples an aggregation: fewer than ten keep the kernel's merges exact. */
-#define DAMON_EXACT_SAMPLES 9
+/* While idle, half the samples an aggregation where this many are left: three of five read
+ * as hot by chance too often (the pace went busy for nothing), and the commit of a new target
+ * waits for the aggregation's end, so that interval stays 8 x. */
+#define DAMON_PACE_IDLE_SAMPLES 10
 
 struct damon_pace {
 	uint64_t busy_until_ms; /* 0: never busy yet */
@@ -57,9 +53,9 @@ void damon_pace_busy(struct damon_pace *p, uint64_t now_ms);
 unsigned damon_pace_factor(const struct damon_pace *p, const struct pghotd_config *cfg,
 			   uint64_t now_ms);
 /* *out = *cfg (a shallow copy: its pointers are cfg's, read only, never freed, and gone with cfg:
- * keep it no longer than cfg) with the DAMON intervals at the pace of factor (both intervals
- * times factor, the sampling interval then lengthened to leave at most DAMON_EXACT_SAMPLES
- * an aggregation): what the kdamond's reports mean at that pace. */
+ * keep it no longer than cfg) with the DAMON intervals at the pace of factor (the aggregation
+ * interval times factor, the sampling interval twice that while idle where
+ * DAMON_PACE_IDLE_SAMPLES are left): what the kdamond's reports mean at that pace. */
 void damon_pace_view(const struct pghotd_config *cfg, unsigned factor, struct pghotd_config *out);
 
 #endif
