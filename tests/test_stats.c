@@ -216,6 +216,7 @@ static const char *const required[] = {
     "pghotd_move_batches_pid_reused_total",
     "pghotd_damon_kdamond_cpu_seconds",
     "pghotd_damon_sample_interval_seconds",
+    "pghotd_cgroup_read_failures_total",
     "pghotd_processes_forgotten_total",
 };
 

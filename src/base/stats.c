@@ -132,6 +132,11 @@ static const struct family families[] = {
      "The sampling interval pghotd's kdamond runs at: sources.damon.sample_us, or a multiple "
      "of it while there is nothing to promote (0: no kdamond set up yet).",
      FK_PLAIN_US, ST_DAMON_SAMPLE_US},
+    {"pghotd_cgroup_read_failures_total", "counter",
+     "Reads of a registered process's cgroup or numa_maps that failed (a cgroup path past 4,096 "
+     "bytes, a file past its bound or ambiguous, numa_maps not readable): its figures went to "
+     "cgroup=\"(other)\".",
+     FK_PLAIN, ST_CGROUP_READ_FAILURES},
     {"pghotd_processes_forgotten_total", "counter",
      "Processes dropped from tracking (exited or no longer matching).", FK_PLAIN,
      ST_PROCESSES_FORGOTTEN},

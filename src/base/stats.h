@@ -74,6 +74,7 @@ enum stat_counter {
 	ST_BATCHES_PID_REUSED,	 /* move batches dropped: the pid now names another process */
 	ST_DAMON_KDAMOND_CPU_US, /* gauge: CPU time of pghotd's kdamonds, printed in seconds */
 	ST_DAMON_SAMPLE_US,	 /* gauge: the kdamond's sampling interval, printed in seconds */
+	ST_CGROUP_READ_FAILURES, /* a watched process's cgroup or numa_maps could not be read */
 	ST__COUNT
 };
 
