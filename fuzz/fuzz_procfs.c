@@ -1,6 +1,7 @@
 /* libFuzzer target: another process's /proc files through pghotd's readers. The input is the
  * file. Its text goes through procfs_parse_stat() (a stat line), each of its lines through
- * maps_parse_line() and numa_maps_parse_line(), and the whole, written to a regular file,
+ * maps_parse_line(), numa_maps_parse_line() and numa_maps_node_bytes(), the whole through
+ * procfs_parse_cgroup() (a cgroup file) and, written to a regular file,
  * through file_read_lines() with a buffer of the first byte's size (1..256), abit_vmas's maps
  * and statm readers and, where its VMAs are in address order and apart (as the kernel writes
  * them), the DAMON source's first cut (damon_three_ranges(), damon_cut_ranges()). Whatever
@@ -44,6 +45,8 @@ static int as_file(const uint8_t *data, size_t size)
 	return 0;
 }
 
+static uint64_t node_bytes[4];
+
 static int one_line(void *ctx, const char *s, size_t len)
 {
 	const size_t *bufsize = ctx;
@@ -54,6 +57,7 @@ static int one_line(void *ctx, const char *s, size_t len)
 	if (maps_parse_line(s, len, &v) == 0)
 		check(v.start < v.end && v.start % PAGE == 0 && v.end % PAGE == 0);
 	numa_maps_parse_line(s, len, &start, &pages);
+	numa_maps_node_bytes(s, len, 4096, node_bytes, 4);
 	return 0;
 }
 
@@ -108,6 +112,22 @@ static void parse_statm(const uint8_t *data, size_t size)
 		check(sm.size == 7 && sm.resident == 7); /* untouched on failure */
 }
 
+/* The cgroup parser on the whole input, into a buffer of the second byte's size: a path that
+ * fits, NUL-terminated at the length returned, or out untouched. */
+static void parse_cgroup(const uint8_t *data, size_t size)
+{
+	char out[257];
+	size_t cap = size > 1 ? (size_t)data[1] + 1 : 1;
+	int r;
+
+	memset(out, 'u', sizeof(out));
+	r = procfs_parse_cgroup((const char *)data, size, out, cap);
+	if (r >= 0)
+		check((size_t)r < cap && out[r] == '\0' && strlen(out) == (size_t)r);
+	else
+		check(out[0] == 'u');
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -123,6 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(st.cpu >= -1 && st.cpu <= PROCFS_CPU_MAX);
 	else
 		check(st.cpu == -2); /* untouched on failure */
+	parse_cgroup(data, size);
 	if (as_file(data, size) == 0) {
 		check(file_read_lines(path, buf, bufsize, one_line, &bufsize) == 0);
 		vmas.all = size && (data[0] & 1);

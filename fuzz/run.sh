@@ -17,7 +17,7 @@
 #   fuzz_config       a configuration file through libconfig and pghotd's validation; every
 #                     error must name file:line, and an accepted file's printout must reload
 #                     to the same configuration
-#   fuzz_procfs       another process's /proc file (stat, maps, numa_maps, statm) through
+#   fuzz_procfs       another process's /proc file (stat, maps, numa_maps, statm, cgroup) through
 #                     the readers and the DAMON source's first cut of its VMAs
 #   fuzz_damon_event  the damon_aggregated tracepoint's format file and a record decoded
 #                     with it: a parsed format keeps its fields within the size it demands

@@ -195,8 +195,19 @@ int setup(void **state)
 				       .run_near = fake_run_near,
 				       .run_anywhere = fake_run_anywhere,
 				       .ctx = &x->fake};
-	d = (struct promoter_deps){
-	    .hot = x->hot, .procs = x->procs, .topo = x->topo, .stats = &x->stats, .ops = &x->ops};
+	assert_int_equal(cgroups_new(&(struct cgroups_deps){.procfs_root = "/proc",
+							    .procs = x->procs,
+							    .hot = x->hot,
+							    .stats = &x->stats,
+							    .nr_nodes = 3},
+				     4, &x->cgroups),
+			 0);
+	d = (struct promoter_deps){.hot = x->hot,
+				   .procs = x->procs,
+				   .topo = x->topo,
+				   .stats = &x->stats,
+				   .ops = &x->ops,
+				   .cgroups = x->cgroups};
 	assert_int_equal(promoter_new(&d, &x->p), 0);
 	*state = x;
 	return 0;
@@ -213,6 +224,7 @@ int teardown(void **state)
 		waitpid(x->child, NULL, 0);
 	}
 	config_free(x->cfg);
+	cgroups_free(x->cgroups);
 	procs_free(x->procs);
 	hot_table_free(x->hot);
 	topology_free(x->topo);
@@ -285,4 +297,22 @@ uint64_t fails(struct fx *x, enum stat_fail_reason r)
 uint64_t promoted_to(struct fx *x, int node)
 {
 	return atomic_load(&x->stats.promoted_pages[node]);
+}
+
+uint64_t cgroup_sum(struct fx *x, const char *family)
+{
+	char *text = NULL, *p;
+	size_t len = 0, l = strlen(family);
+	FILE *f = open_memstream(&text, &len);
+	uint64_t sum = 0;
+
+	assert_non_null(f);
+	cgroups_refresh(x->cgroups, x->cfg);
+	assert_int_equal(cgroups_render(x->cgroups, f), 0);
+	assert_int_equal(fclose(f), 0);
+	for (p = text; (p = strstr(p, family)); p += l)
+		if (p[l] == '{')
+			sum += strtoull(strstr(p, "} ") + 2, NULL, 10);
+	free(text);
+	return sum;
 }

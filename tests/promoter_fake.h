@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "table/cgroups.h"
 #include "table/cold_list.h"
 #include "base/config.h"
 #include "table/hot_table.h"
@@ -84,12 +85,16 @@ struct fx {
 	struct stats stats;
 	struct pghotd_config *cfg;
 	struct promoter *p;
-	struct cold_list *cold; /* demotion tests: the promoter takes cold pages from it */
+	struct cold_list *cold;	 /* demotion tests: the promoter takes cold pages from it */
+	struct cgroups *cgroups; /* pages moved by process, on this process's real /proc */
 	uint32_t self;
 	pid_t child;
 	uint32_t child_h;
 };
 
+/* Sum over the cgroups' series of family (pghotd_cgroup_promoted_pages_total, ...) after a
+ * cgroups_refresh(): every page moved counts once, in its cgroup's series or in (other). */
+uint64_t cgroup_sum(struct fx *x, const char *family);
 struct fake_page *fake_find(struct fake *f, pid_t pid, uint64_t addr);
 long fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages, const int *nodes,
 		     int *status, int flags);

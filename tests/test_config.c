@@ -194,6 +194,7 @@ static void defaults_match_the_documented_values(void **state)
 	assert_int_equal(cfg->sources.abit.max_regions, 1000);
 	assert_string_equal(cfg->stats.file, "/run/pghotd/stats.prom");
 	assert_int_equal(cfg->stats.interval_ms, 10000);
+	assert_int_equal(cfg->stats.cgroups_max, 16);
 	config_free(cfg);
 }
 
@@ -240,7 +241,7 @@ static void accepts_every_kind_of_value(void **state)
 	    "promotion = { target = \"fixed\"; target_nodes = [2, 0]; rate_limit_mbps = 0; };\n"
 	    "processes = { include_comm = [\"postgres\", \"pg_*\"]; exclude_cgroup = "
 	    "(\"/system.slice/*\"); min_rss_mb = 100; };\n"
-	    "stats = { file = \"/tmp/s.prom\"; };\n");
+	    "stats = { file = \"/tmp/s.prom\"; cgroups_max = 0; };\n");
 	assert_int_equal(cfg->log_level, LOG_LVL_DEBUG);
 	assert_true(cfg->dry_run);
 	assert_int_equal(cfg->tiers.fast_nodes.n, 2);
@@ -263,6 +264,7 @@ static void accepts_every_kind_of_value(void **state)
 	assert_string_equal(cfg->processes.exclude_cgroup.item[0], "/system.slice/*");
 	assert_int_equal(cfg->processes.min_rss_mb, 100);
 	assert_string_equal(cfg->stats.file, "/tmp/s.prom");
+	assert_int_equal(cfg->stats.cgroups_max, 0);
 	config_free(cfg);
 }
 
@@ -378,7 +380,7 @@ static void scalar_for_section_is_a_wrong_type(void **state)
 	(void)state;
 	expect_one_error("stats = 5;\n",
 			 "t.conf:1: stats: wrong type (integer); allowed a group of keys: file, "
-			 "interval_ms");
+			 "interval_ms, cgroups_max");
 }
 
 static void group_for_scalar_is_a_wrong_type(void **state)
@@ -1067,7 +1069,7 @@ static void print_of_a_changed_config_reads_back_equal(void **state)
 	    "processes = { include_comm = [\"x*\"]; exclude_comm = [\"tab\\there\"]; "
 	    "include_cgroup = [\"/a\", \"/b\"]; exclude_cgroup = [\"/c\"]; "
 	    "min_rss_mb = 1; };\n"
-	    "stats = { file = \"/x/y z.prom\"; interval_ms = 100; };\n");
+	    "stats = { file = \"/x/y z.prom\"; interval_ms = 100; cgroups_max = 1024; };\n");
 	assert_string_equal(cfg->sources.pebs.event, "a\"b\\c");
 	back = print_and_reload(cfg);
 	assert_true(config_equal(cfg, back));

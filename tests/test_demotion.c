@@ -22,8 +22,12 @@
 
 static void with_cold(struct fx *x)
 {
-	struct promoter_deps d = {
-	    .hot = x->hot, .procs = x->procs, .topo = x->topo, .stats = &x->stats, .ops = &x->ops};
+	struct promoter_deps d = {.hot = x->hot,
+				  .procs = x->procs,
+				  .topo = x->topo,
+				  .stats = &x->stats,
+				  .ops = &x->ops,
+				  .cgroups = x->cgroups};
 
 	assert_int_equal(cold_list_new(PROMOTER_WORK_MAX, &x->cold), 0);
 	d.cold = x->cold;
@@ -98,6 +102,9 @@ static void full_fast_node_trades_its_coldest_pages_for_a_blocked_hot_page(void 
 	assert_int_equal(node_of(x, 0x101000), SLOW);
 	assert_int_equal(cold_list_len(x->cold), 3);
 	assert_int_equal(promoted_to(x, 0), 2);
+	/* Both directions are counted for this process's cgroup (or (other)). */
+	assert_int_equal(cgroup_sum(x, "pghotd_cgroup_demoted_pages_total"), 2);
+	assert_int_equal(cgroup_sum(x, "pghotd_cgroup_promoted_pages_total"), 2);
 	assert_int_equal(x->fake.moved_to[SLOW], 2);
 }
 

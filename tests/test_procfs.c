@@ -61,6 +61,29 @@ static const char *fixtures(const char *name, char *buf, size_t size)
 	return buf;
 }
 
+/* Makes root (a mkdtemp() template) with a process 42 in it and opens its file name for
+ * writing; path gets the file's path for proc_file_remove(). */
+static FILE *proc_file_create(char *root, const char *name, char *path, size_t size)
+{
+	FILE *f;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(path, size, "%s/42", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, size, "%s/42/%s", root, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	return f;
+}
+
+static void proc_file_remove(const char *root, char *path, size_t size)
+{
+	unlink(path);
+	snprintf(path, size, "%s/42", root);
+	rmdir(path);
+	rmdir(root);
+}
+
 /* maps_parse_line() of a whole NUL-terminated line. */
 static int parse_line(const char *line, struct maps_vma *v)
 {
@@ -204,6 +227,90 @@ static void test_numa_maps_line_gives_start_and_resident_pages(void **state)
 	assert_int_equal(numa_maps_parse_line("zz", 2, &start, &pages), -EINVAL);
 }
 
+/* Bytes per node: N<node>= times the page size the line states (a hugetlb VMA's huge pages),
+ * the base page without one; nodes past nr_nodes left out, sums saturating, and bytes
+ * untouched by a malformed line. */
+static void test_numa_maps_line_gives_bytes_on_each_node(void **state)
+{
+	(void)state;
+	uint64_t b[2] = {0, 0};
+	const char *l1 = "7f0000000000 default anon=3 dirty=3 N0=1 N1=2 kernelpagesize_kB=4";
+	const char *l2 =
+	    "7e0000000000 default file=/dev/hugepages/x huge N1=3 kernelpagesize_kB=2048";
+	const char *l3 = "7d0000000000 default anon=9 N0=1 N5=8";
+	const char *l4 = "7c0000000000 default anon=1 N0=18446744073709551615";
+
+	assert_int_equal(numa_maps_node_bytes(l1, strlen(l1), 4096, b, 2), 0);
+	assert_int_equal(b[0], 4096);
+	assert_int_equal(b[1], 8192);
+	assert_int_equal(numa_maps_node_bytes(l2, strlen(l2), 4096, b, 2), 0);
+	assert_int_equal(b[1], 8192 + 3 * (2u << 20));
+	assert_int_equal(numa_maps_node_bytes(l3, strlen(l3), 65536, b, 2), 0);
+	assert_int_equal(b[0], 4096 + 65536);
+	assert_int_equal(numa_maps_node_bytes(l4, strlen(l4), 4096, b, 2), 0);
+	assert_true(b[0] == UINT64_MAX);
+	assert_int_equal(numa_maps_node_bytes("zz N0=1", 7, 4096, b, 2), -EINVAL);
+	assert_int_equal(b[1], 8192 + 3 * (2u << 20));
+}
+
+/* A numa_maps file under the root sums over its lines; a line longer than the buffer is cut
+ * (its node fields past the cut are not seen) and the lines after it still count; a gone
+ * process is -ESRCH. */
+static void test_numa_maps_file_sums_every_line_within_its_buffer(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/pghotd-numa-XXXXXX", path[256], buf[128];
+	uint64_t b[2] = {7, 7};
+	FILE *f = proc_file_create(root, "numa_maps", path, sizeof(path));
+
+	fprintf(f, "7f0000000000 default anon=2 N0=2\n");
+	fprintf(f, "7f1000000000 default file=/");
+	for (int i = 0; i < 300; i++)
+		fputc('x', f);
+	fprintf(f, " N1=100\n7f2000000000 default anon=5 N1=5 kernelpagesize_kB=4\n");
+	fclose(f);
+	assert_int_equal(procfs_read_numa_bytes(root, 42, buf, sizeof(buf), 4096, b, 2), 0);
+	assert_int_equal(b[0], 2 * 4096);
+	assert_int_equal(b[1], 5 * 4096);
+	assert_int_equal(procfs_read_numa_bytes(root, 43, buf, sizeof(buf), 4096, b, 2), -ESRCH);
+	proc_file_remove(root, path, sizeof(path));
+}
+
+/* The v2 path runs from "0::" to the end of the file less its final newline, whatever bytes a
+ * cgroup's name holds (a quote, a backslash, a newline, 0xff); a second "0::" line, a NUL byte
+ * or a path past the buffer is an error, never a cut or a guessed path, and out stays as it
+ * was then. */
+static void test_cgroup_path_keeps_hostile_names_and_rejects_ambiguity(void **state)
+{
+	(void)state;
+	static const char hostile[] = "1:name=systemd:/x\n0::/a\"q\\b\nc\xff/0:: d\n";
+	static char big[PROCFS_CGROUP_MAX + 16];
+	char out[PROCFS_CGROUP_MAX];
+	size_t n;
+
+	assert_int_equal(procfs_parse_cgroup(hostile, sizeof(hostile) - 1, out, sizeof(out)), 15);
+	assert_memory_equal(out, "/a\"q\\b\nc\xff/0:: d", 16);
+	assert_int_equal(procfs_parse_cgroup("0::/\n", 5, out, sizeof(out)), 1);
+	assert_string_equal(out, "/");
+	assert_int_equal(procfs_parse_cgroup("0::/no/newline", 14, out, sizeof(out)), 11);
+	assert_string_equal(out, "/no/newline");
+	assert_int_equal(procfs_parse_cgroup("3:cpu:/v1\n", 10, out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	strcpy(out, "kept");
+	assert_int_equal(procfs_parse_cgroup("0::/a\n0::/b\n", 12, out, sizeof(out)), -EBADMSG);
+	assert_int_equal(procfs_parse_cgroup("0::/a\0b\n", 7, out, sizeof(out)), -EBADMSG);
+	assert_int_equal(procfs_parse_cgroup("0::/abc\n", 8, out, 4), -ENAMETOOLONG);
+	assert_string_equal(out, "kept");
+	/* A name of 4,095 bytes fits with its NUL; one more byte does not. */
+	n = (size_t)sprintf(big, "0::/");
+	memset(big + n, 'n', PROCFS_CGROUP_MAX - 2);
+	n += PROCFS_CGROUP_MAX - 2;
+	big[n++] = '\n';
+	assert_int_equal(procfs_parse_cgroup(big, n, out, sizeof(out)), PROCFS_CGROUP_MAX - 1);
+	big[n - 1] = 'n';
+	assert_int_equal(procfs_parse_cgroup(big, n, out, sizeof(out)), -ENAMETOOLONG);
+}
+
 static void test_stat_is_parsed_within_its_length_past_newlines_and_nul_bytes(void **state)
 {
 	(void)state;
@@ -327,24 +434,15 @@ static void test_statm_is_read_under_the_root_and_a_gone_process_is_esrch(void *
 	(void)state;
 	char root[] = "/tmp/test_procfs_statm.XXXXXX", path[PATH_MAX];
 	struct procfs_statm sm = {0};
-	FILE *f;
+	FILE *f = proc_file_create(root, "statm", path, sizeof(path));
 
-	assert_non_null(mkdtemp(root));
-	snprintf(path, sizeof(path), "%s/42", root);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/42/statm", root);
-	f = fopen(path, "w");
-	assert_non_null(f);
 	fputs("50000 2560 100 10 0 400 0\n", f);
 	fclose(f);
 	assert_int_equal(procfs_read_statm(root, 42, &sm), 0);
 	assert_int_equal(sm.size, 50000);
 	assert_int_equal(sm.resident, 2560);
 	assert_int_equal(procfs_read_statm(root, 43, &sm), -ESRCH);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/42", root);
-	rmdir(path);
-	rmdir(root);
+	proc_file_remove(root, path, sizeof(path));
 }
 
 static void test_last_cpu_is_the_stat_files_cpu_or_minus_one(void **state)
@@ -380,6 +478,9 @@ int main(void)
 	    cmocka_unit_test(test_statm_text_gives_size_and_resident_and_rejects_the_malformed),
 	    cmocka_unit_test(test_statm_is_read_under_the_root_and_a_gone_process_is_esrch),
 	    cmocka_unit_test(test_last_cpu_is_the_stat_files_cpu_or_minus_one),
+	    cmocka_unit_test(test_numa_maps_line_gives_bytes_on_each_node),
+	    cmocka_unit_test(test_numa_maps_file_sums_every_line_within_its_buffer),
+	    cmocka_unit_test(test_cgroup_path_keeps_hostile_names_and_rejects_ambiguity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

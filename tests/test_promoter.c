@@ -26,6 +26,7 @@ static void pages_are_moved_from_their_process_cpu_and_the_thread_is_let_go_when
 		hot(x, x->child_h, 0x10000 + i * BASE, 0);
 	}
 	assert_int_equal(run(x), 6);
+	assert_int_equal(cgroup_sum(x, "pghotd_cgroup_promoted_pages_total"), 6);
 	assert_int_equal(x->fake.nears, 2); /* once per process, not per batch */
 	assert_true(x->fake.near_pid[0] != x->fake.near_pid[1]);
 	for (size_t c = 0; c < x->fake.calls; c++)

@@ -216,6 +216,7 @@ static const char *const required[] = {
     "pghotd_move_batches_pid_reused_total",
     "pghotd_damon_kdamond_cpu_seconds",
     "pghotd_damon_sample_interval_seconds",
+    "pghotd_cgroup_read_failures_total",
     "pghotd_processes_forgotten_total",
 };
 
@@ -532,6 +533,71 @@ static void render_reports_a_failing_stream(void **state)
 	fclose(f);
 }
 
+/* Backslash, double quote and newline are escaped as the text format requires; every other
+ * byte, a tab and multi-byte UTF-8 among them, is written as it is. */
+static void label_values_escape_backslash_quote_and_newline(void **state)
+{
+	static const char v[] = "/a\\b\"c\nd\te\xc3\xa9";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	(void)state;
+
+	assert_non_null(f);
+	stats_label_value(f, v, sizeof(v) - 1);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(buf, "/a\\\\b\\\"c\\nd\te\xc3\xa9");
+	free(buf);
+}
+
+/* Only UTF-8 can be a label value: a lone 0xff, a cut sequence, an overlong form, a surrogate
+ * and a code point past U+10FFFF cannot; ASCII, two-, three- and four-byte forms can. */
+static void label_values_must_be_utf8(void **state)
+{
+	static const char *const good[] = {"",
+					   "/system.slice/a\\x2db.service",
+					   "\xc3\xa9",
+					   "\xe2\x82\xac",
+					   "\xf0\x9f\x98\x80",
+					   "\x01\n"};
+	static const char *const bad[] = {"\xff",
+					  "/a\xc3",
+					  "\xc0\xaf",
+					  "\xe0\x80\xaf",
+					  "\xed\xa0\x80",
+					  "\xf4\x90\x80\x80",
+					  "\xf8\x88\x80\x80\x80"};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(stats_label_valid(good[i], strlen(good[i])));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(stats_label_valid(bad[i], strlen(bad[i])));
+}
+
+static int extra_family(void *ctx, FILE *f)
+{
+	fprintf(f, "# HELP x_extra An extra family.\n# TYPE x_extra gauge\nx_extra %d\n",
+		*(int *)ctx);
+	return 0;
+}
+
+/* The families of a higher layer come after the table's, and render with them. */
+static void extra_families_render_after_the_others(void **state)
+{
+	struct stats s;
+	int v = 7;
+	char *text;
+	(void)state;
+
+	stats_init(&s, 1);
+	stats_set_extra(&s, extra_family, &v);
+	text = render(&s);
+	assert_non_null(strstr(text, "\npghotd_processes_forgotten_total 0\n# HELP x_extra"));
+	assert_non_null(strstr(text, "\nx_extra 7\n"));
+	free(text);
+}
+
 /* --- stats_write_file --- */
 
 static char tmpdir[64];
@@ -772,6 +838,9 @@ int main(void)
 	    cmocka_unit_test(nr_nodes_is_clamped_to_the_array),
 	    cmocka_unit_test(counts_from_several_threads_are_all_kept),
 	    cmocka_unit_test(render_reports_a_failing_stream),
+	    cmocka_unit_test(label_values_escape_backslash_quote_and_newline),
+	    cmocka_unit_test(label_values_must_be_utf8),
+	    cmocka_unit_test(extra_families_render_after_the_others),
 	    cmocka_unit_test_setup_teardown(
 		write_file_replaces_the_file_with_mode_0644_and_leaves_no_temp, dir_setup,
 		dir_teardown),

@@ -288,6 +288,7 @@ static const struct key_def keys[] = {
     STRING_KEY("stats", "file", stats.file, "/run/pghotd/stats.prom", check_abs_path,
 	       "an absolute path"),
     UINT_KEY("stats", "interval_ms", stats.interval_ms, 10000, 100, 3600000, 0, "ms"),
+    UINT_KEY("stats", "cgroups_max", stats.cgroups_max, 16, 0, CONFIG_CGROUPS_MAX, 0, "cgroups"),
 };
 
 #define KEY_COUNT ARRAY_SIZE(keys)

@@ -19,6 +19,9 @@
 struct topology;
 #define CONFIG_MAX_PATTERNS	 32
 #define CONFIG_DAMON_AGGR_US_MAX 60000000 /* sources.damon.aggr_us at most */
+/* stats.cgroups_max at most: 1,025 series a family, the stats file's size bound (pghotd.conf(5)).
+ */
+#define CONFIG_CGROUPS_MAX 1024
 
 enum source_mode { SOURCE_AUTO, SOURCE_ON, SOURCE_OFF };
 enum target_mode { TARGET_ACCESSING_NODE, TARGET_FIXED };
@@ -117,6 +120,8 @@ struct pghotd_config {
 	struct {
 		char *file;
 		unsigned interval_ms;
+		unsigned
+		    cgroups_max; /* cgroups with series of their own; 0: no per-cgroup families */
 	} stats;
 
 	/* Derived state the daemon attaches after a successful load (the topology with this

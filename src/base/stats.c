@@ -132,6 +132,11 @@ static const struct family families[] = {
      "The sampling interval pghotd's kdamond runs at: sources.damon.sample_us, or a multiple "
      "of it while there is nothing to promote (0: no kdamond set up yet).",
      FK_PLAIN_US, ST_DAMON_SAMPLE_US},
+    {"pghotd_cgroup_read_failures_total", "counter",
+     "Reads of a registered process's cgroup or numa_maps that failed (a cgroup path past 4,096 "
+     "bytes, a file past its bound or ambiguous, numa_maps not readable): its figures went to "
+     "cgroup=\"(other)\".",
+     FK_PLAIN, ST_CGROUP_READ_FAILURES},
     {"pghotd_processes_forgotten_total", "counter",
      "Processes dropped from tracking (exited or no longer matching).", FK_PLAIN,
      ST_PROCESSES_FORGOTTEN},
@@ -192,6 +197,8 @@ void stats_init(struct stats *s, int nr_nodes)
 			atomic_init(&s->demoted_bytes[w][n], 0);
 		}
 	}
+	s->extra = NULL;
+	s->extra_ctx = NULL;
 	if (nr_nodes < 0)
 		nr_nodes = 0;
 	s->nr_nodes = nr_nodes > STATS_MAX_NODES ? STATS_MAX_NODES : nr_nodes;
@@ -387,13 +394,68 @@ static void render_family(struct stats *s, const struct family *f, FILE *out)
 	}
 }
 
+void stats_set_extra(struct stats *s, int (*render)(void *ctx, FILE *f), void *ctx)
+{
+	s->extra = render;
+	s->extra_ctx = ctx;
+}
+
+/* Length of the UTF-8 sequence at u[0..n), 0 when it is not one. */
+static size_t utf8_seq(const unsigned char *u, size_t n)
+{
+	size_t len = u[0] < 0x80		    ? 1
+		     : u[0] >= 0xc2 && u[0] <= 0xdf ? 2
+		     : u[0] >= 0xe0 && u[0] <= 0xef ? 3
+		     : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4
+						    : 0;
+
+	if (len == 0 || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((u[i] & 0xc0) != 0x80)
+			return 0;
+	/* Overlong three- and four-byte forms, surrogates, and past U+10FFFF. */
+	if ((u[0] == 0xe0 && u[1] < 0xa0) || (u[0] == 0xed && u[1] > 0x9f) ||
+	    (u[0] == 0xf0 && u[1] < 0x90) || (u[0] == 0xf4 && u[1] > 0x8f))
+		return 0;
+	return len;
+}
+
+bool stats_label_valid(const char *v, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)v;
+
+	for (size_t i = 0, l; i < n; i += l) {
+		l = utf8_seq(u + i, n - i);
+		if (l == 0)
+			return false;
+	}
+	return true;
+}
+
+void stats_label_value(FILE *f, const char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] == '\\' || v[i] == '"')
+			fputc('\\', f);
+		if (v[i] == '\n')
+			fputs("\\n", f);
+		else
+			fputc(v[i], f);
+	}
+}
+
 int stats_render(struct stats *s, FILE *f)
 {
+	int r = 0;
+
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
 		render_family(s, &families[i], f);
+	if (s->extra)
+		r = s->extra(s->extra_ctx, f);
 	if (fflush(f) != 0 || ferror(f))
 		return -EIO;
-	return 0;
+	return r;
 }
 
 int stats_write_file(struct stats *s, const char *path)

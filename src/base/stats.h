@@ -8,6 +8,7 @@
 #define PGHOTD_STATS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,6 +74,7 @@ enum stat_counter {
 	ST_BATCHES_PID_REUSED,	 /* move batches dropped: the pid now names another process */
 	ST_DAMON_KDAMOND_CPU_US, /* gauge: CPU time of pghotd's kdamonds, printed in seconds */
 	ST_DAMON_SAMPLE_US,	 /* gauge: the kdamond's sampling interval, printed in seconds */
+	ST_CGROUP_READ_FAILURES, /* a watched process's cgroup or numa_maps could not be read */
 	ST__COUNT
 };
 
@@ -90,6 +92,10 @@ struct stats {
 	_Atomic uint64_t demoted_bytes[DEMOTE__COUNT][STATS_MAX_NODES];
 	_Atomic uint64_t demote_fail[FAIL__COUNT];
 	int nr_nodes; /* nodes to print in per-node families; set at start */
+	/* Families a higher layer renders after these (the per-cgroup ones); set on the main
+	 * thread before the first render (stats_set_extra()), called on the main thread. */
+	int (*extra)(void *ctx, FILE *f);
+	void *extra_ctx;
 };
 
 /* Zeroes every counter, sets pghotd_up to 1 and the start time to now (the caller may
@@ -130,9 +136,20 @@ const char *stat_demote_reason_name(enum stat_demote_reason r);
 
 /* Renders the text exposition format (0.0.4) into f: # HELP and # TYPE once per family,
  * every family present even at 0, labels source="ibs|pebs|abit|damon", node="N",
- * reason="busy|nomem|shared|gone|noproc|other" (demotions: node="N",reason="free_target|exchange").
- * -EIO when the stream fails. */
+ * reason="busy|nomem|shared|gone|noproc|other" (demotions: node="N",reason="free_target|exchange"),
+ * then the extra families (stats_set_extra()). -EIO when the stream fails. */
 int stats_render(struct stats *s, FILE *f);
+/* Main thread: render() renders more families after these (NULL: none); it returns 0 or
+ * -errno, as stats_render() does. */
+void stats_set_extra(struct stats *s, int (*render)(void *ctx, FILE *f), void *ctx);
+/* Whether the n bytes at v can be a label value: UTF-8 (RFC 3629: no overlong form, no
+ * surrogate, nothing past U+10FFFF), which Prometheus requires; a scrape with one invalid value
+ * fails whole. Pure. */
+bool stats_label_valid(const char *v, size_t n);
+/* Writes the n bytes at v as a label value of the text exposition format (0.0.4): backslash,
+ * double quote and newline escaped as \\, \" and \n, every other byte as it is (the caller
+ * gives a stats_label_valid() one). */
+void stats_label_value(FILE *f, const char *v, size_t n);
 /* Writes to path atomically through file_write_atomic() (an exclusive temporary of random
  * name in path's directory, then rename); mode 0644. Creates nothing but the file (the
  * directory must exist). -errno on failure. */

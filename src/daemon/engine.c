@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "sources/abit/abit_source.h"
+#include "base/clock.h"
+#include "table/cgroups.h"
 #include "table/cold_list.h"
 #include "sources/damon/damon_source.h"
 #include "daemon/engine.h"
@@ -33,6 +36,7 @@ struct engine {
 	struct promoter *promoter;
 	struct cold_list *cold; /* demotion candidates: abit and damon sources -> promoter */
 	struct feeder *feeder;
+	struct cgroups *cgroups; /* per-cgroup figures: the promoter counts, engine_tick() sums */
 	/* The perf sources' sample filter keeps this topology for the daemon's life (node of a
 	 * physical address, node of a CPU: hardware facts). Tier changes of a later reload
 	 * reach the promoter, which re-checks placement, not this early filter. */
@@ -77,6 +81,30 @@ size_t engine_table_capacity(const struct topology *t, unsigned configured, size
 	return want < configured ? (size_t)want : configured;
 }
 
+/* The per-cgroup figures over the registry and the hot table, with a path hash key nobody
+ * outside can know (a clock's bits where the kernel gives none: collisions then cost only a
+ * shared series). */
+static int engine_cgroups(struct engine *e, const struct pghotd_config *cfg)
+{
+	struct cgroups_deps d = {.procfs_root = e->env.procfs_root,
+				 .procs = e->procs,
+				 .hot = e->hot,
+				 .stats = e->env.stats,
+				 .nr_nodes = e->topo->nr_nodes};
+	int r;
+
+	if (getrandom(d.seed, sizeof(d.seed), GRND_NONBLOCK) != (ssize_t)sizeof(d.seed)) {
+		uint64_t now = clock_monotonic_us();
+
+		log_warning("no random bytes from the kernel, keying cgroup paths by the clock");
+		memcpy(d.seed, &now, sizeof(now));
+	}
+	r = cgroups_new(&d, cfg->stats.cgroups_max, &e->cgroups);
+	if (r == 0)
+		stats_set_extra(e->env.stats, cgroups_render, e->cgroups);
+	return r;
+}
+
 int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, struct engine **out)
 {
 	size_t capacity = cfg->hot_table.capacity;
@@ -101,6 +129,8 @@ int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, st
 			 hot_table_capacity(e->hot) * hot_table_entry_size() >> 10);
 	if (r == 0)
 		r = cold_list_new(ENGINE_COLD_PAGES, &e->cold);
+	if (r == 0)
+		r = engine_cgroups(e, cfg);
 	if (r == 0) {
 		hot_table_set_proc_check(e->hot, proc_still_valid, e->procs);
 		r = promoter_new(&(struct promoter_deps){.hot = e->hot,
@@ -109,6 +139,7 @@ int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, st
 							 .stats = env->stats,
 							 .ops = &promoter_real_ops,
 							 .cold = e->cold,
+							 .cgroups = e->cgroups,
 							 .procfs_root = env->procfs_root},
 				 &e->promoter);
 	}
@@ -307,15 +338,20 @@ int engine_apply(struct engine *e, struct config_pub *pub, const struct pghotd_c
 	}
 	if (r >= 0)
 		r = start_fallback(e, pub, probe);
+	if (cgroups_resize(e->cgroups, cfg->stats.cgroups_max) < 0)
+		log_error(
+		    "cannot size the per-cgroup families for stats.cgroups_max %u, keeping %u",
+		    cfg->stats.cgroups_max, old->stats.cgroups_max);
 	return r < 0 ? r : engine_sources_running(e);
 }
 
-void engine_tick(struct engine *e)
+void engine_tick(struct engine *e, const struct pghotd_config *cfg)
 {
 	int gone = procs_sweep(e->procs);
 
 	if (gone > 0)
 		stats_add(e->env.stats, ST_PROCESSES_FORGOTTEN, (uint64_t)gone);
+	cgroups_refresh(e->cgroups, cfg);
 	stats_set(e->env.stats, ST_HOT_PAGES, hot_table_used(e->hot));
 	stats_set(e->env.stats, ST_HOT_TABLE_REPLACEMENTS, hot_table_replacements(e->hot));
 }
@@ -353,6 +389,9 @@ void engine_free(struct engine *e)
 	if (e->promoter)
 		promoter_free(e->promoter);
 	cold_list_free(e->cold);
+	if (e->cgroups)
+		stats_set_extra(e->env.stats, NULL, NULL);
+	cgroups_free(e->cgroups);
 	hot_table_free(e->hot);
 	procs_free(e->procs);
 	topology_free(e->topo);

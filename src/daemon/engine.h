@@ -32,19 +32,21 @@ size_t engine_table_capacity(const struct topology *t, unsigned configured, size
  * kernel refusing them shows as "unavailable: <reason with errno>" in res. */
 int engine_probe_perf(const struct engine_env *env, const struct pghotd_config *cfg,
 		      struct probe_result *res);
-/* Sizes the hot table (engine_table_capacity(), fixed for the daemon's life). */
+/* Sizes the hot table (engine_table_capacity(), fixed for the daemon's life) and sets the
+ * per-cgroup families to render with env->stats (stats_set_extra(), until engine_free()). */
 int engine_new(const struct engine_env *env, const struct pghotd_config *cfg, struct engine **out);
 /* Starts the promoter and every source the probe found available and the config allows.
  * Returns the number of sources started, or -errno (nothing left running). */
 int engine_start(struct engine *e, struct config_pub *pub, const struct probe_result *probe);
 /* After a reload was published (old: the config it replaced, still valid on the main
- * thread): starts sources the new probe allows, stops those it no longer allows, and restarts
- * perf sources whose settings changed. Returns sources running, or -errno when a required
- * source failed to start (the others keep running). */
+ * thread): starts sources the new probe allows, stops those it no longer allows, restarts
+ * perf sources whose settings changed, and resizes the shown cgroups (stats.cgroups_max). Returns
+ * sources running, or -errno when a required source failed to start (the others keep running). */
 int engine_apply(struct engine *e, struct config_pub *pub, const struct pghotd_config *old,
 		 const struct probe_result *probe);
-/* Called from the main loop every stats interval: gauges, forgetting exited processes. */
-void engine_tick(struct engine *e);
+/* Called from the main loop every stats interval, cfg the config in force: gauges, forgetting
+ * exited processes, the per-cgroup figures (cgroups_refresh()). */
+void engine_tick(struct engine *e, const struct pghotd_config *cfg);
 /* Comma-separated names of running sources ("" when none). */
 const char *engine_source_names(const struct engine *e);
 int engine_sources_running(const struct engine *e);

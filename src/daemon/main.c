@@ -224,7 +224,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	int r;
 
 	config_pub_reclaim(d->pub);
-	engine_tick(d->engine);
+	engine_tick(d->engine, cfg);
 	write_stats(d);
 	refresh_status(d);
 	r = sd_event_source_set_time(s, usec + (uint64_t)cfg->stats.interval_ms * 1000u);
@@ -442,7 +442,7 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 	refresh_status(d);
 	r = sd_event_loop(d->event);
 	engine_stop(d->engine, d->pub);
-	engine_tick(d->engine);
+	engine_tick(d->engine, config_pub_current(d->pub));
 	stats_set(&d->stats, ST_UP, 0);
 	write_stats(d);
 	return r < 0 ? EXIT_FAILED : EXIT_OK;

@@ -337,11 +337,12 @@ static void demotion_settle(struct mover *m, const struct work_item *it, enum ho
 	(void)now;
 }
 
-static void demotion_count_moved(struct mover *m, const struct move_dir *d, int node,
+static void demotion_count_moved(struct mover *m, const struct move_dir *d, uint32_t proc, int node,
 				 uint64_t pages, uint64_t bytes)
 {
 	(void)node;
 	stats_demoted(m->stats, d->from, d->why, pages, bytes);
+	cgroups_moved(m->cgroups, proc, CGROUPS_DEMOTED, pages);
 }
 
 /* The process is the sources' to forget. */

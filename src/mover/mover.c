@@ -75,12 +75,13 @@ static void count_rate_limited(struct mover *m, const struct move_dir *d, uint64
 
 /* ---- one move_pages call ----------------------------------------------------------- */
 
-static void flush_moved(struct mover *m, struct move_dir *d)
+/* Counts the pages of process proc that moved in this call. */
+static void flush_moved(struct mover *m, struct move_dir *d, uint32_t proc)
 {
 	for (int n = 0; n < TOPO_MAX_NODES; n++) {
 		if (!m->node_pages[n])
 			continue;
-		d->kind->count_moved(m, d, n, m->node_pages[n], m->node_bytes[n]);
+		d->kind->count_moved(m, d, proc, n, m->node_pages[n], m->node_bytes[n]);
 		d->tally.moved += m->node_pages[n];
 		d->tally.bytes += m->node_bytes[n];
 		m->node_pages[n] = 0;
@@ -212,7 +213,8 @@ long mover_move_selected(struct mover *m, struct move_dir *d, const struct pghot
 					       charged, can_defer, now);
 		}
 	}
-	flush_moved(m, d);
+	if (n)
+		flush_moved(m, d, m->sel[0]->c.proc); /* every page of one process */
 	return moved;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "base/config.h"
+#include "table/cgroups.h"
 #include "table/hot_table.h"
 #include "mover/promoter_ops.h"
 #include "base/stats.h"
@@ -56,8 +57,9 @@ struct move_dir_kind {
 	/* Keeps a page that waits for the next interval; NULL: a waiting page is let go (its
 	 * source offers it again), and busy or full-node pages are not retried. */
 	void (*keep)(struct mover *m, const struct work_item *it);
-	void (*count_moved)(struct mover *m, const struct move_dir *d, int node, uint64_t pages,
-			    uint64_t bytes);
+	/* Pages of process proc (a procs handle) that reached node. */
+	void (*count_moved)(struct mover *m, const struct move_dir *d, uint32_t proc, int node,
+			    uint64_t pages, uint64_t bytes);
 	void (*count_fail)(struct stats *s, enum stat_fail_reason why, uint64_t n);
 	/* The process of proc is gone or reused: rest[0..n) are its pages not yet settled. */
 	void (*forget)(struct mover *m, uint32_t proc, pid_t pid, struct work_item *rest, size_t n,
@@ -80,6 +82,8 @@ struct mover {
 	struct topology *topo; /* the topology given at creation (tests, benchmark) */
 	struct stats *stats;
 	struct cold_list *cold; /* NULL: no demotion, no exchange */
+	struct cgroups
+	    *cgroups; /* pages moved by process, for the per-cgroup figures; NULL: none */
 	const struct promoter_ops *ops;
 	void *ctx;
 	uint64_t base_page;

@@ -54,6 +54,7 @@ static int mover_init(struct promoter *p, const struct promoter_deps *deps)
 	m->topo = deps->topo;
 	m->stats = deps->stats;
 	m->cold = deps->cold;
+	m->cgroups = deps->cgroups;
 	m->ops = deps->ops;
 	m->ctx = deps->ops->ctx ? deps->ops->ctx : &p->sys;
 	m->base_page = ps > 0 ? (uint64_t)ps : 4096;

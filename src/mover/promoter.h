@@ -44,6 +44,7 @@ struct stats;
 struct config_pub;
 struct hot_candidate;
 struct cold_list;
+struct cgroups;
 
 struct promoter_deps {
 	struct hot_table *hot;
@@ -56,6 +57,8 @@ struct promoter_deps {
 	const char *procfs_root;
 	/* Cold pages of fast nodes, from the Accessed-bit and DAMON sources; NULL: no demotion. */
 	struct cold_list *cold;
+	/* Where pages moved are counted by process (cgroups_moved()); NULL: nowhere. */
+	struct cgroups *cgroups;
 	/* Ready-queue depth at which promoter_kick_if_full() wakes the thread; 0 = 512. */
 	size_t kick_mark;
 };

@@ -71,11 +71,12 @@ static void promotion_keep(struct mover *m, const struct work_item *it)
 	m->deferred[m->nr_deferred++] = *it;
 }
 
-static void promotion_count_moved(struct mover *m, const struct move_dir *d, int node,
-				  uint64_t pages, uint64_t bytes)
+static void promotion_count_moved(struct mover *m, const struct move_dir *d, uint32_t proc,
+				  int node, uint64_t pages, uint64_t bytes)
 {
 	(void)d;
 	stats_promoted(m->stats, node, pages, bytes);
+	cgroups_moved(m->cgroups, proc, CGROUPS_PROMOTED, pages);
 }
 
 /* Settles rest[0..n) and every deferred page of the process, then forgets it. Everything we

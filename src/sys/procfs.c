@@ -261,3 +261,131 @@ int procfs_read_statm(const char *root, pid_t pid, struct procfs_statm *out)
 		return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
 	return procfs_parse_statm(buf, out);
 }
+
+/* The value of the "kernelpagesize_kB=" field of a numa_maps line, in bytes; base_page when
+ * the line has none or it is 0. */
+static uint64_t numa_maps_page_size(const char *line, const char *end, uint64_t base_page)
+{
+	static const char key[] = " kernelpagesize_kB=";
+	const char *p = memmem(line, (size_t)(end - line), key, sizeof(key) - 1), *q;
+	uint64_t kb;
+
+	if (!p)
+		return base_page;
+	kb = scan_number(p + sizeof(key) - 1, end, 10, &q);
+	return kb && kb <= UINT64_MAX >> 10 ? kb << 10 : base_page;
+}
+
+int numa_maps_node_bytes(const char *line, size_t len, uint64_t base_page, uint64_t *bytes,
+			 int nr_nodes)
+{
+	const char *end = line + len, *p;
+	uint64_t page;
+
+	scan_number(line, end, 16, &p);
+	if (p == line || (p < end && *p != ' '))
+		return -EINVAL;
+	page = numa_maps_page_size(line, end, base_page);
+	while ((p = memchr(p, ' ', (size_t)(end - p)))) {
+		const char *q;
+		uint64_t node, pages;
+
+		p++;
+		if (p >= end || *p != 'N')
+			continue;
+		node = scan_number(p + 1, end, 10, &q);
+		if (q == p + 1 || q >= end || *q != '=')
+			continue;
+		pages = scan_number(q + 1, end, 10, &p);
+		if (node >= (uint64_t)nr_nodes)
+			continue;
+		pages = pages > UINT64_MAX / page ? UINT64_MAX : pages * page;
+		bytes[node] = bytes[node] > UINT64_MAX - pages ? UINT64_MAX : bytes[node] + pages;
+	}
+	return 0;
+}
+
+struct numa_sum {
+	uint64_t base_page, *bytes;
+	int nr_nodes;
+};
+
+static int numa_sum_line(void *ctx, const char *s, size_t len)
+{
+	struct numa_sum *sum = ctx;
+
+	numa_maps_node_bytes(s, len, sum->base_page, sum->bytes, sum->nr_nodes);
+	return 0; /* a malformed line shows nothing resident; the others still count */
+}
+
+int procfs_read_numa_bytes(const char *root, pid_t pid, char *buf, size_t size, uint64_t base_page,
+			   uint64_t *bytes, int nr_nodes)
+{
+	struct numa_sum sum = {.base_page = base_page, .bytes = bytes, .nr_nodes = nr_nodes};
+	char path[PATH_MAX];
+	int r = procfs_path(path, sizeof(path), root, pid, "numa_maps");
+
+	for (int n = 0; n < nr_nodes; n++)
+		bytes[n] = 0;
+	if (r == 0)
+		r = file_read_lines(path, buf, size, numa_sum_line, &sum);
+	return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+}
+
+/* Where the line starting "0::" begins in text[0..len), or NULL; -EBADMSG in *r for two. */
+static const char *cgroup_v2_line(const char *text, size_t len, int *r)
+{
+	const char *found = NULL, *end = text + len;
+
+	*r = 0;
+	for (const char *p = text; p && p < end;) {
+		if (end - p >= 3 && memcmp(p, "0::", 3) == 0) {
+			if (found) {
+				*r = -EBADMSG;
+				return NULL;
+			}
+			found = p;
+		}
+		p = memchr(p, '\n', (size_t)(end - p));
+		p = p ? p + 1 : NULL;
+	}
+	return found;
+}
+
+int procfs_parse_cgroup(const char *text, size_t len, char *out, size_t size)
+{
+	int r;
+	const char *line = cgroup_v2_line(text, len, &r);
+	size_t l;
+
+	if (r < 0)
+		return r;
+	if (!line) {
+		if (size == 0)
+			return -ENAMETOOLONG;
+		out[0] = '\0';
+		return 0;
+	}
+	l = len - (size_t)(line + 3 - text);
+	if (l && line[3 + l - 1] == '\n')
+		l--;
+	if (memchr(line + 3, '\0', l))
+		return -EBADMSG;
+	if (l >= size || l > INT_MAX)
+		return -ENAMETOOLONG;
+	memcpy(out, line + 3, l);
+	out[l] = '\0';
+	return (int)l;
+}
+
+int procfs_read_cgroup(const char *root, pid_t pid, char *out, size_t size)
+{
+	char path[PATH_MAX], text[PROCFS_CGROUP_FILE_MAX];
+	int r = procfs_path(path, sizeof(path), root, pid, "cgroup");
+
+	if (r == 0)
+		r = file_read_small(path, text, sizeof(text));
+	if (r < 0)
+		return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+	return procfs_parse_cgroup(text, (size_t)r, out, size);
+}

@@ -1,10 +1,11 @@
 /* procfs: where pghotd reads other processes' /proc files, under a root ("/proc" live, a
  * fixture tree in tests): the pid listing, /proc/PID/stat, the lines of maps and numa_maps,
- * the paths of a process's files, and opening its pagemap.
+ * the cgroup file, the paths of a process's files, and opening its pagemap.
  *
  * Every file is another process's, so hostile input: a stat file is read whole into
  * PROCFS_STAT_MAX bytes (a longer one is -EFBIG, never cut) and parsed within the bytes read
- * (NUL bytes and newlines in the command name included: its end is the last ')'); a maps or
+ * (NUL bytes and newlines in the command name included: its end is the last ')'), and so is a
+ * cgroup file (PROCFS_CGROUP_FILE_MAX; any byte of a cgroup's name kept as it is); a maps or
  * numa_maps line is parsed within its length, MAPS_LINE_PREFIX bytes of it at most, so the
  * callers' line-bounded reads (file_read_lines()) bound time and memory whatever the file
  * claims. pagemap.h decodes the bits of what pagemap and kpageflags hold. Any thread. */
@@ -90,5 +91,37 @@ int maps_parse_line(const char *line, size_t len, struct maps_vma *out);
  * a VMA with nothing resident, which has none). -EINVAL when it does not start with a hex
  * address. */
 int numa_maps_parse_line(const char *line, size_t len, uint64_t *start, uint64_t *pages);
+/* Adds what the numa_maps line at line (len bytes, no NUL needed) shows resident on each node
+ * to bytes[0..nr_nodes): its "N<node>=<pages>" fields times the VMA's page size (its
+ * "kernelpagesize_kB=" field: a hugetlb VMA counts huge pages; base_page when absent). Fields
+ * of nodes at or past nr_nodes are left out; sums saturate. -EINVAL as numa_maps_parse_line(),
+ * bytes untouched then. */
+int numa_maps_node_bytes(const char *line, size_t len, uint64_t base_page, uint64_t *bytes,
+			 int nr_nodes);
+/* Reads <root>/<pid>/numa_maps a line at a time through buf[size] (file_read_lines(): a longer
+ * line is cut, so memory and time follow the lines read) and sums numa_maps_node_bytes() of
+ * every line into bytes[0..nr_nodes), zeroed first. -ESRCH when the process is gone, -errno
+ * (file_read_lines()); bytes holds what was read before a failure. */
+int procfs_read_numa_bytes(const char *root, pid_t pid, char *buf, size_t size, uint64_t base_page,
+			   uint64_t *bytes, int nr_nodes);
+
+/* The longest cgroup v2 path kept, its NUL included, and the most of /proc/PID/cgroup read
+ * (every v1 hierarchy's line and the v2 one). */
+#define PROCFS_CGROUP_MAX      4096
+#define PROCFS_CGROUP_FILE_MAX 16384
+
+/* The cgroup v2 path of the /proc/PID/cgroup text at text, of len bytes (no NUL needed), into
+ * out[size], NUL-terminated: what follows "0::" on the line that starts with it, to the end of
+ * the text less its final newline. The kernel writes the v2 line last and prints a cgroup's
+ * name as it is (any byte but NUL and '/'), so a newline in a name stays in the path. Returns
+ * the path's length (0 and "" when there is no v2 line: cgroup v1 only), -ENAMETOOLONG when it
+ * does not fit, -EBADMSG for a NUL byte in it or a second line starting "0::" (a name holding
+ * "\n0::" could show another cgroup's path: the cgroup is not known then). out untouched on
+ * failure. */
+int procfs_parse_cgroup(const char *text, size_t len, char *out, size_t size);
+/* Reads <root>/<pid>/cgroup whole (-EFBIG past PROCFS_CGROUP_FILE_MAX bytes: never cut) and
+ * parses it into out[size]. The path's length, -ESRCH when the process is gone, -errno
+ * (file_read_small()), or procfs_parse_cgroup()'s. */
+int procfs_read_cgroup(const char *root, pid_t pid, char *out, size_t size);
 
 #endif

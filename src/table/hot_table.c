@@ -1024,6 +1024,20 @@ size_t hot_table_forget_proc(struct hot_table *t, uint32_t proc)
 	return n;
 }
 
+void hot_table_each_waiting(const struct hot_table *t, void (*each)(void *ctx, uint32_t proc),
+			    void *ctx)
+{
+	for (size_t i = 0; i <= t->mask; i++) {
+		/* Relaxed: an estimate. An entry that changes under the walk counts as it was at
+		 * either load; nothing is dereferenced from them. */
+		uint64_t m = atomic_load_explicit(&t->slots[i].meta, memory_order_relaxed);
+		uint64_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
+
+		if ((m & (M_QUEUED | M_DEAD | M_BUSY)) == M_QUEUED && k && !(k & KEY_PEND))
+			each(ctx, key_proc(k));
+	}
+}
+
 size_t hot_table_used(const struct hot_table *t)
 {
 	/* Relaxed: an approximate gauge. */

@@ -110,6 +110,11 @@ void hot_table_done(struct hot_table *t, const struct hot_candidate *c, enum hot
 /* Promoter or main thread: drop every entry of proc (exited or forgotten). Returns count. */
 size_t hot_table_forget_proc(struct hot_table *t, uint32_t proc);
 
+/* Any thread, approximate: calls each() with the procs handle of every entry waiting for the
+ * promoter (queued, or taken and not yet settled), a walk of the whole table. */
+void hot_table_each_waiting(const struct hot_table *t, void (*each)(void *ctx, uint32_t proc),
+			    void *ctx);
+
 /* Any thread, approximate. */
 size_t hot_table_used(const struct hot_table *t);
 size_t hot_table_queued(const struct hot_table *t);

@@ -25,38 +25,10 @@ static int read_proc(const char *procfs_root, pid_t pid, const char *name, char 
 	return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
 }
 
-/* The cgroup v2 path of a /proc/PID/cgroup text (its "0::" line) into out[len]; "" when it
- * has none (cgroup v1 only). -ENAMETOOLONG when the path does not fit: the caller does not
- * know the process's cgroup then, and a cut path could match no rule it should. -EBADMSG for
- * a second "0::" line: the kernel writes one, and prints cgroup names as they are, so a name
- * with a newline in it (a user's own cgroup, delegated) could show another cgroup's path on
- * a line of its own, before the real one or after it; the cgroup is not known then. */
-static int parse_cgroup(const char *text, char *out, size_t len)
-{
-	bool found = false;
-
-	out[0] = '\0';
-	for (const char *p = text; *p; p += strcspn(p, "\n"), p += *p == '\n') {
-		size_t l;
-
-		if (strncmp(p, "0::", 3) != 0)
-			continue;
-		if (found)
-			return -EBADMSG;
-		found = true;
-		l = strcspn(p + 3, "\n");
-		if (l >= len)
-			return -ENAMETOOLONG;
-		memcpy(out, p + 3, l);
-		out[l] = '\0';
-	}
-	return 0;
-}
-
 int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out)
 {
 	struct proc_info info = {0};
-	char buf[1024], cg[PROC_CGROUP_FILE_MAX];
+	char buf[1024];
 	struct procfs_statm statm;
 	/* statm first: a kernel thread (no mm) is never selected, so its comm and cgroup are not
 	 * read (most of a host's pids: 61 of 64 in the guest, where the three reads of each cost
@@ -79,9 +51,7 @@ int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out)
 	memcpy(info.comm, buf, strlen(buf) + 1);
 	/* Read whole or not at all: a process whose cgroup is not known is not selected (an
 	 * exclude_cgroup rule must not be escaped by a long path). */
-	r = read_proc(procfs_root, pid, "cgroup", cg, sizeof(cg));
-	if (r >= 0)
-		r = parse_cgroup(cg, info.cgroup, sizeof(info.cgroup));
+	r = procfs_read_cgroup(procfs_root, pid, info.cgroup, sizeof(info.cgroup));
 	if (r < 0)
 		return r;
 	*out = info;

@@ -13,15 +13,16 @@
 #include <sys/types.h>
 
 #include "base/config.h"
+#include "sys/procfs.h"
 
 /* Longest cgroup path known (a deeper one leaves the process unknown, never selected), and
- * the most of /proc/PID/cgroup read (every v1 hierarchy's line and the v2 one). */
-#define PROC_CGROUP_MAX	     4096
-#define PROC_CGROUP_FILE_MAX 16384
+ * the most of /proc/PID/cgroup read: procfs_read_cgroup()'s bounds. */
+#define PROC_CGROUP_MAX	     PROCFS_CGROUP_MAX
+#define PROC_CGROUP_FILE_MAX PROCFS_CGROUP_FILE_MAX
 
 struct proc_info {
 	char comm[64];
-	char cgroup[PROC_CGROUP_MAX]; /* cgroup v2 path ("0::" line), "" on cgroup v1 only */
+	char cgroup[PROC_CGROUP_MAX]; /* cgroup v2 path (procfs_read_cgroup()), "" on v1 only */
 	uint64_t rss_bytes;
 	bool kernel_thread; /* no mm: never selected */
 };
@@ -29,8 +30,8 @@ struct proc_info {
 /* Reads <procfs_root>/<pid>/{statm,comm,cgroup}; a kernel thread (statm size 0) ends at
  * statm, its comm and cgroup "" (kernel_thread set: never selected). -ESRCH when the process
  * is gone; -EFBIG or -ENAMETOOLONG when its cgroup file or path is longer than the bounds
- * above, -errno when any of the three cannot be read: the caller skips the process as
- * unknown. */
+ * above, -EBADMSG when the file is ambiguous (procfs_parse_cgroup()), -errno when any of the
+ * three cannot be read: the caller skips the process as unknown. */
 int proc_info_read(const char *procfs_root, pid_t pid, struct proc_info *out);
 bool proc_filter_match(const struct pghotd_config *cfg, const struct proc_info *info);
 /* True when the config selects every process (no lists, no RSS floor): callers may skip

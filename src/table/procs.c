@@ -32,6 +32,8 @@
 #define SLOT_MASK  ((1u << SLOT_BITS) - 1)
 #define INDEX_TOMB UINT32_MAX
 
+_Static_assert(PROCS_SLOT(0xffffffffu) == SLOT_MASK, "PROCS_SLOT() must be the slot bits");
+
 struct proc_slot {
 	_Atomic uint64_t ident;
 	uint64_t starttime; /* under lock */
@@ -145,10 +147,16 @@ static int procs_lookup(const struct procs *p, pid_t pid)
 	return -1;
 }
 
+/* The handle of slot while it holds identity id. */
+static uint32_t handle_pack(unsigned slot, uint64_t id)
+{
+	return slot | (uint32_t)((id >> 32) & 0xffff) << SLOT_BITS;
+}
+
 static uint32_t handle_of(const struct procs *p, unsigned slot)
 {
-	uint64_t id = atomic_load_explicit(&p->slots[slot].ident, memory_order_acquire);
-	return slot | (uint32_t)((id >> 32) & 0xffff) << SLOT_BITS;
+	/* Acquire: pairs with the identity store-release in procs_insert(). */
+	return handle_pack(slot, atomic_load_explicit(&p->slots[slot].ident, memory_order_acquire));
 }
 
 /* Under lock. */
@@ -252,6 +260,26 @@ int procs_pid(const struct procs *p, uint32_t handle, pid_t *pid)
 
 	if (!id)
 		return -ESTALE;
+	*pid = (pid_t)(uint32_t)id;
+	return 0;
+}
+
+unsigned procs_max(const struct procs *p)
+{
+	return p->max;
+}
+
+int procs_at(const struct procs *p, unsigned slot, uint32_t *handle, pid_t *pid)
+{
+	uint64_t id;
+
+	if (slot >= p->max)
+		return -ESTALE;
+	/* Acquire: pairs with the identity store-release in procs_insert(). */
+	id = atomic_load_explicit(&p->slots[slot].ident, memory_order_acquire);
+	if (!(id & IDENT_LIVE))
+		return -ESTALE;
+	*handle = handle_pack(slot, id);
 	*pid = (pid_t)(uint32_t)id;
 	return 0;
 }

@@ -20,6 +20,10 @@ struct procs;
 #define PROCS_GEN_MAX	  ((1u << PROCS_GEN_BITS) - 1)
 #define PROCS_HANDLE_BITS (16 + PROCS_GEN_BITS)
 
+/* The slot of a handle: an index below procs_max(), for per-process arrays beside the registry
+ * (the slot is reused by a later process, under a new handle). */
+#define PROCS_SLOT(handle) ((handle) & 0xffffu)
+
 /* Main thread. max: processes tracked at once (<= 65535). procfs_root: "/proc" live. */
 int procs_new(const char *procfs_root, unsigned max, struct procs **out);
 void procs_free(struct procs *p);
@@ -28,6 +32,11 @@ void procs_free(struct procs *p);
 int64_t procs_handle(struct procs *p, pid_t pid);
 /* Any thread: pid of a live handle; -ESTALE when the handle was forgotten or reused. */
 int procs_pid(const struct procs *p, uint32_t handle, pid_t *pid);
+/* Any thread: processes tracked at once, as given to procs_new(). */
+unsigned procs_max(const struct procs *p);
+/* Any thread: the handle and pid of the process in slot (0 <= slot < procs_max()); -ESTALE
+ * when the slot holds none. A snapshot: the process may be forgotten the moment after. */
+int procs_at(const struct procs *p, unsigned slot, uint32_t *handle, pid_t *pid);
 /* Any thread: true while handle is current. */
 bool procs_valid(const struct procs *p, uint32_t handle);
 /* Any thread: forget the process behind handle (exited, ESRCH): the handle goes stale. */
