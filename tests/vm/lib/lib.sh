@@ -143,6 +143,64 @@ vm_run() {
 	return $rc
 }
 
+# The slow tier (tests/vm/lib/run --slow-tier, README "The slow tier"): where the plugin must
+# charge, in the addresses QEMU's plugin API gives it.
+#
+# vm_pc_lowmem TOTAL_MB [MAX_BELOW_4G_MB]: the MiB of RAM QEMU's pc machine maps below 4 GiB
+# (the rest goes from 4 GiB up): all of it when it is under max-ram-below-4g (3584 by default),
+# else max-ram-below-4g, but no more than 3072 (the pc machine aligns the split to a GiB).
+vm_pc_lowmem() {
+	local total=$1 max=${2:-3584}
+	if [ "$total" -lt "$max" ]; then echo "$total"
+	elif [ "$max" -gt 3072 ]; then echo 3072
+	else echo "$max"; fi
+}
+
+# vm_qemu_addr_mode VERSION: how QEMU VERSION's qemu_plugin_hwaddr_phys_addr reports RAM.
+# Before 8.2 (Debian 12's 7.2): "ramblock", the RAM block's ram_addr offset plus the offset
+# within it plus the block's address in its parent region; the NUMA nodes' memory backends are
+# the first blocks, in node order, so a node whose memory starts OFF MiB into the RAM reads as
+# 2 x OFF onwards. From 8.2 on: "physical", the guest-physical address.
+vm_qemu_addr_mode() {
+	local major minor
+	IFS=. read -r major minor _ <<<"$1"
+	if [ "${major:-0}" -lt 8 ] || { [ "$major" = 8 ] && [ "${minor:-0}" -lt 2 ]; }; then
+		echo ramblock
+	else
+		echo physical
+	fi
+}
+
+# vm_slow_ranges MODE OFF_MB SIZE_MB LOWMEM_MB: the plugin's slow=START-END arguments
+# (comma-separated) for a node whose memory is SIZE_MB MiB starting OFF_MB MiB into the guest's
+# RAM, in MODE's addresses (vm_qemu_addr_mode); LOWMEM_MB is vm_pc_lowmem's split (physical
+# addresses past it start at 4 GiB, so a node across it is two ranges).
+vm_slow_ranges() {
+	local mode=$1 off=$2 size=$3 low=$4 args=() a b
+	vm_slow_range_arg() { printf 'slow=0x%x-0x%x' $(($1 << 20)) $(($2 << 20)); }
+	if [ "$mode" = ramblock ]; then
+		args+=("$(vm_slow_range_arg $((2 * off)) $((2 * off + size)))")
+	else
+		if [ "$off" -lt "$low" ]; then
+			b=$((off + size < low ? off + size : low))
+			args+=("$(vm_slow_range_arg "$off" "$b")")
+		fi
+		if [ $((off + size)) -gt "$low" ]; then
+			a=$((off > low ? off : low))
+			args+=("$(vm_slow_range_arg $((a - low + 4096)) $((off + size - low + 4096)))")
+		fi
+	fi
+	(IFS=,; echo "${args[*]}")
+}
+
+# vm_slow_tier DIR KEY [FILE]: a value of the slow tier's last line in DIR/FILE
+# (slow-tier.txt: "slow_tier_ratio=R requested=Q fast_ns= slow_ns= extra_ns= ok=1|0"); nothing,
+# and status 0, when there is none.
+vm_slow_tier() {
+	{ grep '^slow_tier_ratio=' "$1/${3:-slow-tier.txt}" 2>/dev/null || true; } | tail -1 |
+		tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
 # vm_check RC DIR [CODES MESSAGE]...: a guest run's verdict: nothing for status 0, MESSAGE for a
 # status among CODES ("10", or "12|13"), else "tests/vm/lib/run exited with RC (DIR/console.log)".
 vm_check() {
