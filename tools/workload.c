@@ -348,25 +348,36 @@ static int wl_place_check(struct wl *w)
 	return 0;
 }
 
-/* One access to a random page of a hot unit of rank first + [0, n) (uniform), or of any
- * rank (Zipf, the main thread only). */
-static void wl_touch(const struct wl *w, uint64_t *rng, size_t first, size_t n)
+/* count accesses, each to a random page of a hot unit of rank first + [0, n) (uniform), or of
+ * any rank (Zipf, the main thread only). The loop keeps what it needs in locals: its one memory
+ * access besides the buffer's is the unit order's, so under the slow tier (tests/vm/README.md)
+ * the buffer's node sets most of an access's cost, as a cache-missing workload's memory does. */
+static void wl_touch(const struct wl *w, uint64_t *rng_io, size_t first, size_t n, int count)
 {
-	size_t rank = w->o.pattern == PAT_ZIPF
-			  ? wl_zipf_rank(w->zipf_cdf, w->nhot, wl_rand_unit(rng))
-			  : first + (size_t)(wl_rand(rng) % n);
-	uint64_t r = wl_rand(rng);
-	size_t page =
-	    wl_unit(w, w->phase, rank) * w->page_per_unit + (size_t)(r % w->page_per_unit);
-	volatile uint64_t *line =
-	    (volatile uint64_t *)(w->base + page * PAGE + ((r >> 32) % 64) * 64);
-	*line += 1;
+	uint64_t rng = *rng_io;
+	char *const base = w->base;
+	const size_t *const order = w->order;
+	const size_t nunits = w->nunits, nhot = w->nhot, per_unit = w->page_per_unit;
+	const int phase = w->phase;
+	const bool zipf = w->o.pattern == PAT_ZIPF;
+
+	for (int i = 0; i < count; i++) {
+		size_t rank = zipf ? wl_zipf_rank(w->zipf_cdf, nhot, wl_rand_unit(&rng))
+				   : first + (size_t)(wl_rand(&rng) % n);
+		uint64_t r = wl_rand(&rng);
+		size_t page = wl_hot_unit(order, nunits, nhot, phase, rank) * per_unit +
+			      (size_t)(r % per_unit);
+		volatile uint64_t *line =
+		    (volatile uint64_t *)(base + page * PAGE + ((r >> 32) % 64) * 64);
+		*line += 1;
+	}
+	*rng_io = rng;
 }
 
-static void wl_touch_hot(struct wl *w)
+static void wl_touch_hot(struct wl *w, int count)
 {
-	wl_touch(w, &w->rng, 0, w->nhot);
-	w->accesses++;
+	wl_touch(w, &w->rng, 0, w->nhot, count);
+	w->accesses += (uint64_t)count;
 }
 
 /* Thread i's share of the hot units: ranks [*first, *first + *n). */
@@ -388,8 +399,7 @@ static void *wl_thread_main(void *arg)
 	if (syscall(SYS_getcpu, &cpu, &node, NULL) == 0)
 		t->node = (int)node;
 	while (n && !atomic_load_explicit(&threads_stop, memory_order_relaxed)) {
-		for (int i = 0; i < 1024; i++)
-			wl_touch(t->w, &t->rng, first, n);
+		wl_touch(t->w, &t->rng, first, n, 1024);
 		atomic_fetch_add_explicit(&t->accesses, 1024, memory_order_relaxed);
 	}
 	return NULL;
@@ -617,8 +627,7 @@ static void wl_loop(struct wl *w)
 			/* The threads access, or nothing does (a ballast); this one samples. */
 			nanosleep(&ms, NULL);
 		} else {
-			for (int i = 0; i < batch; i++)
-				wl_touch_hot(w);
+			wl_touch_hot(w, batch);
 		}
 		t = wl_now() - start;
 		if (w->o.move_at_s > 0 && w->moved_at < 0 && t >= w->o.move_at_s) {

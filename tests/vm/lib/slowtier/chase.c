@@ -9,9 +9,10 @@
  * With --ratio R it calibrates the plugin (slowtier.c) through its channel (channel.h): the
  * charge off, the fast node's time per load is the base; the first extra cost is (R - 1) x
  * base; then, up to --rounds times, both nodes are timed and the slow node's shortfall against
- * R x fast is added to the extra cost, until the ratio is within 3% of R. With --no-tell it
- * only measures, leaving the cost as it is. Each time is the best of three chases of --loads
- * loads, after one pass that faults in the guest's and the emulator's TLB entries.
+ * R x fast, divided by the slope the last two rounds measured, is added to the extra cost, until the ratio is within 3% of R. With --no-tell it
+ * only measures, leaving the cost as it is. Each time is the best of seven chases of --loads
+ * loads (150,000), the two nodes' chases in turn, after one pass that faults in the guest's and
+ * the emulator's TLB entries.
  *
  * Output, one line per round and a last line that tests/vm/lib/run reads:
  *   chase: round=N extra_ns=E fast_ns=F slow_ns=S ratio=X
@@ -39,7 +40,7 @@
  * and a guess at one round's timing noise under TCG (not measured yet). */
 #define CONVERGED 0.03
 /* Each time is the best of this many chases: the least disturbed by the host. */
-#define REPEATS 3
+#define REPEATS 7
 
 struct opts {
 	double ratio; /* 0: measure only */
@@ -131,21 +132,31 @@ static void *__attribute__((noinline)) follow(void *p, size_t loads)
 	return p;
 }
 
-/* The best of REPEATS chases of loads loads from buf's first slot, in ns per load. */
-static double measure(char *buf, size_t npages, size_t loads)
+/* One chase of loads loads from *p on, in ns per load; *p moves on along the chain. */
+static double chase_once(void **p, size_t loads)
 {
-	void *p = follow(buf + chase_slot_offset(0), npages);
-	double best = 0;
+	double t0 = now_ns();
+	*p = follow(*p, loads);
+	return (now_ns() - t0) / (double)loads;
+}
+
+/* The best of REPEATS chases of each buffer, taken in turn (fast, slow, fast, ...) so both meet
+ * the same host: a chase the host preempted reads slow and is not the best, whichever node it
+ * ran on. Each buffer's chain is walked once first (the TLB entries). */
+static void measure_both(char *fast, char *slow, size_t npages, size_t loads, double *fast_ns,
+			 double *slow_ns)
+{
+	void *pf = follow(fast + chase_slot_offset(0), npages);
+	void *ps = follow(slow + chase_slot_offset(0), npages);
 	for (int r = 0; r < REPEATS; r++) {
-		double t0 = now_ns();
-		p = follow(p, loads);
-		double ns = (now_ns() - t0) / (double)loads;
-		if (r == 0 || ns < best)
-			best = ns;
+		double f = chase_once(&pf, loads), s = chase_once(&ps, loads);
+		if (r == 0 || f < *fast_ns)
+			*fast_ns = f;
+		if (r == 0 || s < *slow_ns)
+			*slow_ns = s;
 	}
-	if (p == NULL)
+	if (pf == NULL || ps == NULL)
 		fprintf(stderr, "chase: broken chain\n");
-	return best;
 }
 
 struct result {
@@ -162,8 +173,7 @@ static void round_line(int round, const struct result *r)
 /* Times both nodes at the cost as it is. */
 static void time_both(const struct opts *o, char *fast, char *slow, size_t npages, struct result *r)
 {
-	r->fast = measure(fast, npages, o->loads);
-	r->slow = measure(slow, npages, o->loads);
+	measure_both(fast, slow, npages, o->loads, &r->fast, &r->slow);
 }
 
 /* Sets the plugin's cost so the slow node costs o->ratio times the fast node per load. */
@@ -171,9 +181,9 @@ static void calibrate(const struct opts *o, char *fast, char *slow, size_t npage
 {
 	tell(0);
 	r->extra = 0;
-	r->fast = measure(fast, npages, o->loads);
-	r->slow = measure(slow, npages, o->loads);
+	time_both(o, fast, slow, npages, r);
 	round_line(0, r);
+	struct result prev = *r;
 	r->extra = chase_first_extra(o->ratio, r->fast);
 	for (int round = 1; round <= o->rounds; round++) {
 		tell(r->extra);
@@ -182,8 +192,11 @@ static void calibrate(const struct opts *o, char *fast, char *slow, size_t npage
 		double got = r->slow / r->fast;
 		if (got > o->ratio * (1 - CONVERGED) && got < o->ratio * (1 + CONVERGED))
 			return;
-		if (round < o->rounds)
-			r->extra = chase_next_extra(r->extra, o->ratio, r->fast, r->slow);
+		if (round < o->rounds) {
+			double gain = chase_gain(prev.extra, prev.slow, r->extra, r->slow);
+			prev = *r;
+			r->extra = chase_next_extra(r->extra, o->ratio, r->fast, r->slow, gain);
+		}
 	}
 }
 
@@ -207,7 +220,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){.fast_node = 0,
 			   .slow_node = 1,
 			   .size_mib = 16,
-			   .loads = 300000,
+			   .loads = 150000,
 			   .rounds = 4,
 			   .tell = true};
 	int c;

@@ -34,9 +34,18 @@ double chase_first_extra(double ratio, double fast_ns)
 	return ratio > 1 ? (ratio - 1) * fast_ns : 0;
 }
 
-double chase_next_extra(double extra_ns, double ratio, double fast_ns, double slow_ns)
+double chase_gain(double extra0, double slow0, double extra1, double slow1)
 {
-	double next = extra_ns + ratio * fast_ns - slow_ns;
+	if (fabs(extra1 - extra0) < 1)
+		return 1;
+	double g = (slow1 - slow0) / (extra1 - extra0);
+	return g < 0.5 ? 0.5 : g > 4 ? 4 : g;
+}
+
+double chase_next_extra(double extra_ns, double ratio, double fast_ns, double slow_ns,
+			double gain)
+{
+	double next = extra_ns + (ratio * fast_ns - slow_ns) / gain;
 	return next > 0 ? next : 0;
 }
 

@@ -27,10 +27,17 @@ size_t chase_slot_offset(size_t i);
  * node with the charge off (fast_ns), in nanoseconds; 0 when ratio <= 1. */
 double chase_first_extra(double ratio, double fast_ns);
 
+/* How much the slow node's time per load grew per nanosecond of extra cost between two rounds
+ * (extra0, slow0) and (extra1, slow1): 1 on an ideal charge, more when the host preempts the
+ * spinning vCPU or its clock reads cost; clamped to 0.5..4, and 1 when the two extras are
+ * within 1 ns (no slope to read). */
+double chase_gain(double extra0, double slow0, double extra1, double slow1);
+
 /* The next extra cost after a round at extra_ns measured fast_ns and slow_ns per load: the
- * slow node's shortfall (ratio x fast_ns - slow_ns) added, since each chase load on the slow
- * node pays the extra once; never below 0. */
-double chase_next_extra(double extra_ns, double ratio, double fast_ns, double slow_ns);
+ * slow node's shortfall (ratio x fast_ns - slow_ns) divided by the gain (chase_gain) is added;
+ * never below 0. */
+double chase_next_extra(double extra_ns, double ratio, double fast_ns, double slow_ns,
+			double gain);
 
 /* Whether measured is within CHASE_RATIO_TOLERANCE of requested (relative to requested). */
 bool chase_ratio_ok(double requested, double measured);

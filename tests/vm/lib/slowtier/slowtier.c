@@ -103,10 +103,12 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		/* The channel's load is hooked for reads and writes alike: QEMU 7.2 never called
+		 * a callback registered for reads alone (QEMU_PLUGIN_MEM_R; measured). */
 		if (cfg.channel && slowtier_channel_is_insn(qemu_plugin_insn_data(insn),
 							    qemu_plugin_insn_size(insn)))
 			qemu_plugin_register_vcpu_mem_cb(insn, on_message, QEMU_PLUGIN_CB_NO_REGS,
-							 QEMU_PLUGIN_MEM_R, NULL);
+							 QEMU_PLUGIN_MEM_RW, NULL);
 		else
 			qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS,
 							 QEMU_PLUGIN_MEM_RW, NULL);

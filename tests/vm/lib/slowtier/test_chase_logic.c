@@ -72,20 +72,35 @@ static void first_extra_is_ratio_minus_one_times_base(void **state)
 	assert_float_equal(chase_first_extra(0.5, 100), 0, 1e-9);
 }
 
-/* The charge landed short (the plugin's look-up made the fast node slower too, the spin
- * overshot, or the clock reads cost): the step adds the shortfall, and one step on a linear
- * model lands on the ratio. */
+/* The charge landed short or long (the spin undershot, or the host preempted the spinning vCPU
+ * so each nanosecond asked cost 1.7): the step divides the shortfall by the gain read off the
+ * last two rounds, so it converges instead of swinging between 0 and twice the need. */
 static void next_extra_closes_the_gap(void **state)
 {
 	(void)state;
-	/* fast 130 ns, slow 130 + 0.9 x extra (the spin undershoots by 10%). */
-	double extra = chase_first_extra(2.0, 120), fast = 130;
-	for (int round = 0; round < 6; round++) {
-		double slow = fast + 0.9 * extra;
-		extra = chase_next_extra(extra, 2.0, fast, slow);
+	const double gains[] = {0.9, 1.7, 3.0};
+	for (size_t k = 0; k < sizeof(gains) / sizeof(gains[0]); k++) {
+		double fast = 130, e0 = 0, s0 = fast;
+		double e1 = chase_first_extra(2.0, 120), s1 = fast + gains[k] * e1;
+		for (int round = 0; round < 4; round++) {
+			double g = chase_gain(e0, s0, e1, s1);
+			double next = chase_next_extra(e1, 2.0, fast, s1, g);
+			e0 = e1, s0 = s1;
+			e1 = next, s1 = fast + gains[k] * e1;
+		}
+		assert_float_equal(s1 / fast, 2.0, 0.01);
 	}
-	assert_float_equal((fast + 0.9 * extra) / fast, 2.0, 0.01);
-	assert_float_equal(chase_next_extra(100, 2.0, 100, 400), 0, 1e-9); /* never below 0 */
+	assert_float_equal(chase_next_extra(100, 2.0, 100, 400, 1), 0, 1e-9); /* never below 0 */
+}
+
+/* The gain is the slope between two rounds, bounded, and 1 without a slope to read. */
+static void gain_is_the_bounded_slope(void **state)
+{
+	(void)state;
+	assert_float_equal(chase_gain(0, 100, 100, 270), 1.7, 1e-9);
+	assert_float_equal(chase_gain(50, 100, 50.5, 300), 1, 1e-9);
+	assert_float_equal(chase_gain(0, 100, 100, 90), 0.5, 1e-9);
+	assert_float_equal(chase_gain(0, 100, 100, 1000), 4, 1e-9);
 }
 
 /* Within 25% of the requested ratio, relative to it: 2.0 accepts 1.5 to 2.5. */
@@ -109,6 +124,7 @@ int main(void)
 	    cmocka_unit_test(slots_spread_over_the_page_lines),
 	    cmocka_unit_test(first_extra_is_ratio_minus_one_times_base),
 	    cmocka_unit_test(next_extra_closes_the_gap),
+	    cmocka_unit_test(gain_is_the_bounded_slope),
 	    cmocka_unit_test(ratio_is_ok_within_a_quarter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
