@@ -9,10 +9,10 @@
  * With --ratio R it calibrates the plugin (slowtier.c) through its channel (channel.h): the
  * charge off, the fast node's time per load is the base; the first extra cost is (R - 1) x
  * base; then, up to --rounds times, both nodes are timed and the slow node's shortfall against
- * R x fast, divided by the slope the last two rounds measured, is added to the extra cost, until the ratio is within 3% of R. With --no-tell it
- * only measures, leaving the cost as it is. Each time is the best of seven chases of --loads
- * loads (150,000), the two nodes' chases in turn, after one pass that faults in the guest's and
- * the emulator's TLB entries.
+ * R x fast, divided by the slope the last two rounds measured, is added to the extra cost, until
+ * the ratio is within 3% of R. With --no-tell it only measures, leaving the cost as it is. Each
+ * time is the best of seven chases of --loads loads (150,000), the two nodes' chases in turn, after
+ * one pass that faults in the guest's and the emulator's TLB entries.
  *
  * Output, one line per round and a last line that tests/vm/lib/run reads:
  *   chase: round=N extra_ns=E fast_ns=F slow_ns=S ratio=X
@@ -269,6 +269,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "chase: --ratio R (1 to 50) is needed unless --no-tell\n");
 		return 2;
 	}
+	slowtier_hook_self(); /* the plugin hooks announced code only (channel.h) */
 	size_t size = o.size_mib << 20, npages = size / PAGE;
 	char *fast = place(size, o.fast_node), *slow = place(size, o.slow_node);
 	size_t *next = malloc(npages * sizeof(*next));

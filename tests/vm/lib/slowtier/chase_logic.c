@@ -42,8 +42,7 @@ double chase_gain(double extra0, double slow0, double extra1, double slow1)
 	return g < 0.5 ? 0.5 : g > 4 ? 4 : g;
 }
 
-double chase_next_extra(double extra_ns, double ratio, double fast_ns, double slow_ns,
-			double gain)
+double chase_next_extra(double extra_ns, double ratio, double fast_ns, double slow_ns, double gain)
 {
 	double next = extra_ns + (ratio * fast_ns - slow_ns) / gain;
 	return next > 0 ? next : 0;

@@ -36,8 +36,7 @@ double chase_gain(double extra0, double slow0, double extra1, double slow1);
 /* The next extra cost after a round at extra_ns measured fast_ns and slow_ns per load: the
  * slow node's shortfall (ratio x fast_ns - slow_ns) divided by the gain (chase_gain) is added;
  * never below 0. */
-double chase_next_extra(double extra_ns, double ratio, double fast_ns, double slow_ns,
-			double gain);
+double chase_next_extra(double extra_ns, double ratio, double fast_ns, double slow_ns, double gain);
 
 /* Whether measured is within CHASE_RATIO_TOLERANCE of requested (relative to requested). */
 bool chase_ratio_ok(double requested, double measured);

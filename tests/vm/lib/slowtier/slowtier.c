@@ -31,11 +31,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 struct vcpu {
 	struct slowtier_lines lines;
-	uint64_t slow;	  /* slow accesses seen */
-	uint64_t charged; /* of them, charged the extra cost */
+	uint64_t hook_start; /* a hook-start message's address, until its hook-end (0: none) */
+	uint64_t slow;	     /* slow accesses seen */
+	uint64_t charged;    /* of them, charged the extra cost */
 } __attribute__((aligned(64)));
 
 static struct slowtier_config cfg;
+static struct slowtier_hooks hooks;
 static struct vcpu *vcpus;
 static unsigned int nvcpus;
 static _Atomic uint64_t cost_ps;
@@ -89,12 +91,28 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 static void on_message(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
 		       void *userdata)
 {
-	(void)vcpu_index, (void)info, (void)userdata;
-	uint64_t ps = slowtier_channel_decode(vaddr);
-	atomic_store_explicit(&cost_ps, ps, memory_order_relaxed);
-	atomic_fetch_add_explicit(&messages, 1, memory_order_relaxed);
-	fprintf(stderr, "slowtier: the guest set the extra cost to %.3f ns per slow access\n",
-		(double)ps / 1000);
+	(void)info;
+	enum slowtier_message kind = (enum slowtier_message)(uintptr_t)userdata;
+	if (kind == SLOWTIER_MSG_COST) {
+		uint64_t ps = slowtier_channel_decode(vaddr);
+		atomic_store_explicit(&cost_ps, ps, memory_order_relaxed);
+		atomic_fetch_add_explicit(&messages, 1, memory_order_relaxed);
+		fprintf(stderr,
+			"slowtier: the guest set the extra cost to %.3f ns per slow access\n",
+			(double)ps / 1000);
+		return;
+	}
+	if (vcpu_index >= nvcpus)
+		return;
+	struct vcpu *v = &vcpus[vcpu_index];
+	if (kind == SLOWTIER_MSG_HOOK_START) {
+		v->hook_start = vaddr;
+	} else if (v->hook_start != 0) {
+		if (slowtier_hooks_add(&hooks, v->hook_start, vaddr + 8))
+			fprintf(stderr, "slowtier: hooking user code 0x%llx-0x%llx\n",
+				(unsigned long long)v->hook_start, (unsigned long long)vaddr + 8);
+		v->hook_start = 0;
+	}
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -103,13 +121,19 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-		/* The channel's load is hooked for reads and writes alike: QEMU 7.2 never called
-		 * a callback registered for reads alone (QEMU_PLUGIN_MEM_R; measured). */
-		if (cfg.channel && slowtier_channel_is_insn(qemu_plugin_insn_data(insn),
-							    qemu_plugin_insn_size(insn)))
+		/* The channel's loads are hooked for reads and writes alike: QEMU 7.2 never
+		 * called a callback registered for reads alone (QEMU_PLUGIN_MEM_R; measured). */
+		const uint8_t *data = qemu_plugin_insn_data(insn);
+		size_t size = qemu_plugin_insn_size(insn);
+		enum slowtier_message kind = slowtier_channel_message(data, size);
+		if (kind == SLOWTIER_MSG_COST && !cfg.channel)
+			kind = SLOWTIER_MSG_NONE;
+		if (kind != SLOWTIER_MSG_NONE)
 			qemu_plugin_register_vcpu_mem_cb(insn, on_message, QEMU_PLUGIN_CB_NO_REGS,
-							 QEMU_PLUGIN_MEM_RW, NULL);
-		else
+							 QEMU_PLUGIN_MEM_RW,
+							 (void *)(uintptr_t)kind);
+		else if (slowtier_insn_hooked(&cfg, &hooks, qemu_plugin_insn_vaddr(insn), data,
+					      size))
 			qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS,
 							 QEMU_PLUGIN_MEM_RW, NULL);
 	}
@@ -121,16 +145,22 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *userdata)
 	uint64_t slow = 0, charged = 0;
 	for (unsigned int i = 0; i < nvcpus; i++)
 		slow += vcpus[i].slow, charged += vcpus[i].charged;
-	fprintf(stderr, "slowtier: slow_accesses=%llu charged=%llu messages=%llu cost_ns=%.3f\n",
+	fprintf(stderr,
+		"slowtier: slow_accesses=%llu charged=%llu messages=%llu cost_ns=%.3f "
+		"hooked_ranges=%zu "
+		"refused_ranges=%llu\n",
 		(unsigned long long)slow, (unsigned long long)charged,
-		(unsigned long long)atomic_load(&messages), (double)atomic_load(&cost_ps) / 1000);
+		(unsigned long long)atomic_load(&messages), (double)atomic_load(&cost_ps) / 1000,
+		atomic_load(&hooks.n), (unsigned long long)atomic_load(&hooks.refused));
 	free(vcpus);
 }
 
 static void print_config(void)
 {
-	fprintf(stderr, "slowtier: cost_ns=%.3f channel=%s ranges:", (double)cfg.cost_ps / 1000,
-		cfg.channel ? "on" : "off");
+	static const char *const kernel[] = {"all", "copies", "none"};
+	fprintf(stderr, "slowtier: cost_ns=%.3f channel=%s kernel=%s user=%s ranges:",
+		(double)cfg.cost_ps / 1000, cfg.channel ? "on" : "off", kernel[cfg.kernel],
+		cfg.user == SLOWTIER_USER_ALL ? "all" : "announced");
 	for (size_t i = 0; i < cfg.nranges; i++)
 		fprintf(stderr, " 0x%llx-0x%llx", (unsigned long long)cfg.range[i].start,
 			(unsigned long long)cfg.range[i].end);
@@ -139,14 +169,17 @@ static void print_config(void)
 
 static void print_help(void)
 {
-	fprintf(
-	    stderr,
-	    "slowtier: QEMU plugin charging guest accesses to slow ranges an extra latency\n"
-	    "  slow=START-END   a slow range of qemu_plugin_hwaddr_phys_addr addresses, END\n"
-	    "                   exclusive (repeatable; tests/vm/lib/run works them out)\n"
-	    "  ns=NS            extra nanoseconds per slow access at start (0)\n"
-	    "  channel=on|off   let the guest set the cost (tests/vm/lib/slowtier/channel.h)\n"
-	    "  check=on         print the configuration and stop QEMU before the guest starts\n");
+	fprintf(stderr,
+		"slowtier: QEMU plugin charging guest accesses to slow ranges an extra latency\n"
+		"  slow=START-END   a slow range of qemu_plugin_hwaddr_phys_addr addresses, END\n"
+		"                   exclusive (repeatable; tests/vm/lib/run works them out)\n"
+		"  ns=NS            extra nanoseconds per slow access at start (0)\n"
+		"  channel=on|off   let the guest set the cost (tests/vm/lib/slowtier/channel.h)\n"
+		"  check=on         print the configuration and stop QEMU before the guest starts\n"
+		"  kernel=K         the guest kernel's instructions hooked: all, copies (rep movs\n"
+		"                   and rep stos: page copies and zeroing) or none (the default)\n"
+		"  user=U           user code hooked: announced (the ranges guest processes\n"
+		"                   announce through the channel; the default) or all\n");
 }
 
 /* Refuses the install: QEMU then exits before the machine starts. */
@@ -182,6 +215,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (unsigned int i = 0; i < nvcpus; i++)
 		slowtier_lines_init(&vcpus[i].lines);
 	atomic_store(&cost_ps, cfg.cost_ps);
+	slowtier_hooks_init(&hooks);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
 	return 0;

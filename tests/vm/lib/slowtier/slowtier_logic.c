@@ -75,6 +75,24 @@ static bool parse_arg(const char *arg, struct slowtier_config *cfg)
 		return parse_bool(val, &cfg->channel);
 	if (n == 5 && strncmp(arg, "check", 5) == 0)
 		return parse_bool(val, &cfg->check);
+	if (n == 6 && strncmp(arg, "kernel", 6) == 0) {
+		static const char *const names[] = {"all", "copies", "none"};
+		for (int k = 0; k < 3; k++)
+			if (strcmp(val, names[k]) == 0) {
+				cfg->kernel = (enum slowtier_kernel)k;
+				return true;
+			}
+		return false;
+	}
+	if (n == 4 && strncmp(arg, "user", 4) == 0) {
+		if (strcmp(val, "announced") == 0)
+			cfg->user = SLOWTIER_USER_ANNOUNCED;
+		else if (strcmp(val, "all") == 0)
+			cfg->user = SLOWTIER_USER_ALL;
+		else
+			return false;
+		return true;
+	}
 	if (n == 4 && strncmp(arg, "help", 4) == 0)
 		return parse_bool(val, &cfg->help);
 	return false;
@@ -85,11 +103,14 @@ int slowtier_config_parse(int argc, char **argv, struct slowtier_config *cfg, ch
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->channel = true;
+	cfg->kernel = SLOWTIER_KERNEL_NONE;
 	for (int i = 0; i < argc; i++) {
 		if (!parse_arg(argv[i], cfg)) {
 			snprintf(err, errlen,
 				 "bad argument '%s' (slow=START-END, ns=NS, channel=on|off, "
-				 "check=on, help; at most %d ranges)",
+				 "check=on, kernel=all|copies|none, user=announced|all, help; at "
+				 "most %d "
+				 "ranges)",
 				 argv[i], SLOWTIER_MAX_RANGES);
 			return -EINVAL;
 		}
@@ -111,6 +132,82 @@ bool slowtier_api_ok(int want, int min, int cur, char *err, size_t errlen)
 		 "qemu-system-x86 7.2, or port tests/vm/lib/slowtier/qemu_plugin_api.h",
 		 want, min, cur);
 	return false;
+}
+
+bool slowtier_is_rep_copy(const uint8_t *insn, size_t n)
+{
+	bool rep = false;
+	size_t i = 0;
+	for (; i < n; i++) {
+		uint8_t b = insn[i];
+		if (b == 0xf3 || b == 0xf2)
+			rep = true;
+		else if (!(b == 0x66 || b == 0x67 || b == 0x2e || b == 0x3e || b == 0x26 ||
+			   b == 0x64 || b == 0x65 || b == 0x36))
+			break;
+	}
+	if (i < n && (insn[i] & 0xf0) == 0x40) /* REX */
+		i++;
+	if (!rep || i >= n)
+		return false;
+	uint8_t op = insn[i];
+	return op == 0xa4 || op == 0xa5 || op == 0xaa || op == 0xab;
+}
+
+void slowtier_hooks_init(struct slowtier_hooks *h)
+{
+	atomic_init(&h->n, 0);
+	atomic_flag_clear(&h->lock);
+	atomic_init(&h->refused, 0);
+}
+
+bool slowtier_hooks_add(struct slowtier_hooks *h, uint64_t start, uint64_t end)
+{
+	if (end <= start) {
+		atomic_fetch_add_explicit(&h->refused, 1, memory_order_relaxed); /* a counter */
+		return false;
+	}
+	/* acquire pairs with the release clear below: the last adder's writes are seen. */
+	while (atomic_flag_test_and_set_explicit(&h->lock, memory_order_acquire))
+		;
+	size_t n = atomic_load_explicit(&h->n, memory_order_relaxed); /* adders hold the lock */
+	bool ok = n < SLOWTIER_MAX_HOOKS;
+	if (ok) {
+		h->r[n].start = start;
+		h->r[n].end = end;
+		/* release pairs with the acquire in slowtier_hooks_has: a reader that sees n + 1
+		 * sees the range's fields. */
+		atomic_store_explicit(&h->n, n + 1, memory_order_release);
+	} else {
+		atomic_fetch_add_explicit(&h->refused, 1, memory_order_relaxed);
+	}
+	atomic_flag_clear_explicit(&h->lock, memory_order_release);
+	return ok;
+}
+
+bool slowtier_hooks_has(struct slowtier_hooks *h, uint64_t vaddr)
+{
+	/* acquire pairs with the release store in slowtier_hooks_add. */
+	size_t n = atomic_load_explicit(&h->n, memory_order_acquire);
+	for (size_t i = 0; i < n; i++)
+		if (vaddr >= h->r[i].start && vaddr < h->r[i].end)
+			return true;
+	return false;
+}
+
+bool slowtier_insn_hooked(const struct slowtier_config *cfg, struct slowtier_hooks *hooks,
+			  uint64_t vaddr, const uint8_t *insn, size_t n)
+{
+	if (vaddr < UINT64_C(0xffff800000000000))
+		return cfg->user == SLOWTIER_USER_ALL || slowtier_hooks_has(hooks, vaddr);
+	switch (cfg->kernel) {
+	case SLOWTIER_KERNEL_ALL:
+		return true;
+	case SLOWTIER_KERNEL_COPIES:
+		return slowtier_is_rep_copy(insn, n);
+	default:
+		return false;
+	}
 }
 
 bool slowtier_is_slow(const struct slowtier_config *cfg, uint64_t addr)

@@ -82,6 +82,83 @@ static void api_check_accepts_its_version_and_explains_a_refusal(void **state)
 	assert_false(slowtier_api_ok(1, 0, 0, err, sizeof(err)));
 }
 
+/* User space is always hooked; the kernel's instructions as kernel= says: none by default,
+ * or its string copies and fills alone (the migration's page copy, clear_page), or all. */
+static void hooks_user_space_and_the_kernels_copies(void **state)
+{
+	(void)state;
+	struct slowtier_config cfg;
+	static struct slowtier_hooks hooks;
+	slowtier_hooks_init(&hooks);
+	char err[256];
+	char *args[] = {"slow=0x1000-0x2000", "user=all"};
+	assert_int_equal(slowtier_config_parse(2, args, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.kernel, SLOWTIER_KERNEL_NONE);
+	assert_false(slowtier_insn_hooked(&cfg, &hooks, UINT64_C(0xffffffff81000000),
+					  (const uint8_t *)"\xf3\x48\xa5", 3));
+	char *copies[] = {"slow=0x1000-0x2000", "kernel=copies", "user=all"};
+	assert_int_equal(slowtier_config_parse(3, copies, &cfg, err, sizeof(err)), 0);
+	const uint8_t movsq[] = {0xf3, 0x48, 0xa5}, stosb[] = {0xf3, 0xaa},
+		      movsb_seg[] = {0x66, 0xf3, 0xa4}, load[] = {0x48, 0x8b, 0x07},
+		      movs_norep[] = {0x48, 0xa5}, cmps[] = {0xf3, 0xa6};
+	const uint64_t kern = UINT64_C(0xffffffff81000000), user = 0x400000;
+	assert_true(slowtier_insn_hooked(&cfg, &hooks, user, load, sizeof(load)));
+	assert_true(slowtier_insn_hooked(&cfg, &hooks, kern, movsq, sizeof(movsq)));
+	assert_true(slowtier_insn_hooked(&cfg, &hooks, kern, stosb, sizeof(stosb)));
+	assert_true(slowtier_insn_hooked(&cfg, &hooks, kern, movsb_seg, sizeof(movsb_seg)));
+	assert_false(slowtier_insn_hooked(&cfg, &hooks, kern, load, sizeof(load)));
+	assert_false(slowtier_insn_hooked(&cfg, &hooks, kern, movs_norep, sizeof(movs_norep)));
+	assert_false(slowtier_insn_hooked(&cfg, &hooks, kern, cmps, sizeof(cmps)));
+	assert_false(slowtier_insn_hooked(&cfg, &hooks, kern, movsq, 2)); /* cut short */
+	char *all[] = {"slow=0x1000-0x2000", "kernel=all"},
+	     *none[] = {"slow=0x1000-0x2000", "kernel=none", "user=all"},
+	     *bad[] = {"slow=0x1000-0x2000", "kernel=some"};
+	assert_int_equal(slowtier_config_parse(2, all, &cfg, err, sizeof(err)), 0);
+	assert_true(slowtier_insn_hooked(&cfg, &hooks, kern, load, sizeof(load)));
+	assert_int_equal(slowtier_config_parse(3, none, &cfg, err, sizeof(err)), 0);
+	assert_false(slowtier_insn_hooked(&cfg, &hooks, kern, movsq, sizeof(movsq)));
+	assert_true(slowtier_insn_hooked(&cfg, &hooks, user, load, sizeof(load)));
+	assert_int_equal(slowtier_config_parse(2, bad, &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "kernel=some"));
+}
+
+/* By default user space is hooked only where a process announced its code (channel.h): the
+ * workload and the chase, not pghotd; the ranges are half open, and refused when empty or
+ * beyond SLOWTIER_MAX_HOOKS. The announcement round-trips through the channel's decoding. */
+static void hooks_only_announced_user_code(void **state)
+{
+	(void)state;
+	struct slowtier_config cfg;
+	static struct slowtier_hooks hooks;
+	slowtier_hooks_init(&hooks);
+	char err[256];
+	char *args[] = {"slow=0x1000-0x2000"};
+	assert_int_equal(slowtier_config_parse(1, args, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.user, SLOWTIER_USER_ANNOUNCED);
+	const uint8_t load[] = {0x48, 0x8b, 0x07};
+	assert_false(slowtier_insn_hooked(&cfg, &hooks, 0x555555554000, load, sizeof(load)));
+	assert_true(slowtier_hooks_add(&hooks, 0x555555554000, 0x555555560000));
+	assert_true(slowtier_insn_hooked(&cfg, &hooks, 0x555555554000, load, sizeof(load)));
+	assert_true(slowtier_insn_hooked(&cfg, &hooks, 0x55555555ffff, load, sizeof(load)));
+	assert_false(slowtier_insn_hooked(&cfg, &hooks, 0x555555560000, load, sizeof(load)));
+	assert_false(slowtier_insn_hooked(&cfg, &hooks, 0x7f0000001000, load, sizeof(load)));
+	assert_false(slowtier_hooks_add(&hooks, 0x9000, 0x9000));
+	for (uint64_t i = 1; i < SLOWTIER_MAX_HOOKS; i++)
+		assert_true(slowtier_hooks_add(&hooks, i << 20, (i << 20) + 4096));
+	assert_false(slowtier_hooks_add(&hooks, UINT64_C(1) << 40, (UINT64_C(1) << 40) + 4096));
+	assert_int_equal(atomic_load(&hooks.refused), 2);
+	const uint8_t start[] = {0x48, 0x8b, 0x87, 0xde, 0xc1, 0xa7, 0x51},
+		      end[] = {0x48, 0x8b, 0x87, 0xde, 0xc2, 0xa7, 0x51},
+		      cost[] = {0x48, 0x8b, 0x87, 0xde, 0xc0, 0xa7, 0x51},
+		      other[] = {0x48, 0x8b, 0x87, 0xde, 0xc3, 0xa7, 0x51};
+	assert_int_equal(slowtier_channel_message(start, 7), SLOWTIER_MSG_HOOK_START);
+	assert_int_equal(slowtier_channel_message(end, 7), SLOWTIER_MSG_HOOK_END);
+	assert_int_equal(slowtier_channel_message(cost, 7), SLOWTIER_MSG_COST);
+	assert_int_equal(slowtier_channel_message(other, 7), SLOWTIER_MSG_NONE);
+	char *bad[] = {"slow=0x1000-0x2000", "user=some"};
+	assert_int_equal(slowtier_config_parse(2, bad, &cfg, err, sizeof(err)), -EINVAL);
+}
+
 static void ranges_are_half_open(void **state)
 {
 	(void)state;
@@ -147,6 +224,8 @@ int main(void)
 	    cmocka_unit_test(parses_ranges_cost_and_defaults),
 	    cmocka_unit_test(rejects_bad_arguments_naming_them),
 	    cmocka_unit_test(api_check_accepts_its_version_and_explains_a_refusal),
+	    cmocka_unit_test(hooks_user_space_and_the_kernels_copies),
+	    cmocka_unit_test(hooks_only_announced_user_code),
 	    cmocka_unit_test(ranges_are_half_open),
 	    cmocka_unit_test(line_filter_charges_each_line_once_per_copy),
 	    cmocka_unit_test(channel_round_trips_and_matches_only_its_instruction),
