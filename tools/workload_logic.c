@@ -5,14 +5,6 @@
 
 #include <math.h>
 
-uint64_t wl_rand(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 double wl_rand_unit(uint64_t *state)
 {
 	/* The top 53 bits fill a double's mantissa exactly. */
@@ -53,11 +45,6 @@ size_t wl_zipf_rank(const double *cdf, size_t n, double u)
 			hi = mid;
 	}
 	return lo;
-}
-
-size_t wl_hot_unit(const size_t *order, size_t nunits, size_t nhot, int phase, size_t i)
-{
-	return order[((size_t)phase * nhot + i) % nunits];
 }
 
 void wl_count(const int *status, const bool *hot_page, size_t n, int node, size_t *hot,

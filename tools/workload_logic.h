@@ -8,8 +8,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* splitmix64 step: seedable, good enough to pick pages. */
-uint64_t wl_rand(uint64_t *state);
+/* splitmix64 step: seedable, good enough to pick pages. Inline, as wl_hot_unit below: the
+ * access loop calls both per access, and under the slow tier's plugin every call's stack
+ * traffic is a memory access that costs as much as the one the loop is for. */
+static inline uint64_t wl_rand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
 /* Uniform in [0, 1). */
 double wl_rand_unit(uint64_t *state);
 /* a[0..n) becomes a seeded random permutation of 0..n-1 (Fisher-Yates). */
@@ -20,7 +28,11 @@ void wl_zipf_build(double *cdf, size_t n, double s);
 size_t wl_zipf_rank(const double *cdf, size_t n, double u);
 /* Unit i (0 <= i < nhot) of phase p's hot set: order[p*nhot + i], wrapping, so the phases'
  * hot sets are disjoint while 2*nhot <= nunits. */
-size_t wl_hot_unit(const size_t *order, size_t nunits, size_t nhot, int phase, size_t i);
+static inline size_t wl_hot_unit(const size_t *order, size_t nunits, size_t nhot, int phase,
+				 size_t i)
+{
+	return order[((size_t)phase * nhot + i) % nunits];
+}
 /* Of the n pages whose move_pages(2) status is given, how many hot and how many cold are on
  * node. */
 void wl_count(const int *status, const bool *hot_page, size_t n, int node, size_t *hot,

@@ -59,10 +59,29 @@ vm_stat() {
 		END { printf "%.15g\n", s }' "$1/pghotd.stats.prom"
 }
 
-# vm_vmstat_delta DIR KEY: /proc/vmstat KEY after the command minus before it.
+# vm_vmstat_end DIR: the /proc/vmstat that ends DIR's run: vmstat.stopped when the run's
+# movers were stopped at the end of its measured window (movers-stop), else vmstat.after.
+vm_vmstat_end() { if [ -r "$1/vmstat.stopped" ]; then echo "$1/vmstat.stopped"; else echo "$1/vmstat.after"; fi; }
+
+# vm_vmstat_delta DIR KEY: /proc/vmstat KEY at the run's end (vm_vmstat_end) minus before it.
 vm_vmstat_delta() {
 	awk -v k="$2" '$1 == k { v[FILENAME] = $2 } END { print v[ARGV[2]] - v[ARGV[1]] }' \
-		"$1/vmstat.before" "$1/vmstat.after"
+		"$1/vmstat.before" "$(vm_vmstat_end "$1")"
+}
+
+# vm_window_workload ARGS OUT CODE: guest lines that run the workload with ARGS (its output to
+# OUT, exit CODE when it fails) and end the measured window when its accesses end: movers-stop
+# stops every mover before the workload reads its pages back (--check-after), so what each side
+# moved is counted until it stopped, and the check's reads are nobody's use.
+vm_window_workload() {
+	# shellcheck disable=SC2016 # expands in the guest
+	printf '%s\n' "rm -f /tmp/wl.done /tmp/wl.check" \
+		"workload $1 --report-done /tmp/wl.done --check-after /tmp/wl.check >$2 &" \
+		'wl=$!' \
+		'while [ ! -s /tmp/wl.done ] && kill -0 $wl 2>/dev/null; do sleep 0.05; done' \
+		'movers-stop' \
+		'touch /tmp/wl.check' \
+		"wait \$wl || exit $3"
 }
 
 # vm_ge A B, vm_le A B: numeric comparisons of decimals (awk), for checks like
@@ -102,12 +121,13 @@ vm_ballast_stop() {
 # vm_damos_end: guest lines for the end of a run under DAMON-based tiering (damos-tiering
 # start, Debian's kernel) whose workload wrote its start's uptime to $RESULTS/workload.start:
 # the kdamonds' counters and CPU (damos.txt) and their CPU seconds per second since the start
-# (damos.cpu, damos_cpu=).
+# (damos.cpu, damos_cpu=), up to the window's end when movers-stop kept both there.
 vm_damos_end() {
 	# shellcheck disable=SC2016
-	printf '%s\n' 'damos-tiering stats >$RESULTS/damos.txt' \
+	printf '%s\n' '[ -s $RESULTS/damos.txt ] || damos-tiering stats >$RESULTS/damos.txt' \
+		'[ -s $RESULTS/window.end ] || cut -d" " -f1 /proc/uptime >$RESULTS/window.end' \
 		'sed -n "s/.* cpu_s=\([0-9.]*\) .*/\1/p" $RESULTS/damos.txt |' \
-		'	awk -v t0=$(cat $RESULTS/workload.start) -v t1=$(cut -d" " -f1 /proc/uptime) "{ s += \$1 } END { printf \"damos_cpu=%.4f\n\", s / (t1 - t0) }" >$RESULTS/damos.cpu'
+		'	awk -v t0=$(cat $RESULTS/workload.start) -v t1=$(cat $RESULTS/window.end) "{ s += \$1 } END { printf \"damos_cpu=%.4f\n\", s / (t1 - t0) }" >$RESULTS/damos.cpu'
 }
 
 # vm_damos_pages DIR ACTION: the pages a damos kdamond's scheme applied ACTION to (DIR/damos.txt).
@@ -141,6 +161,64 @@ vm_run() {
 	shift
 	"$vm_dir/lib/run" --timeout "${PGHOTD_VM_TIMEOUT:-240}" --out "$out" "$@" || rc=$?
 	return $rc
+}
+
+# The slow tier (tests/vm/lib/run --slow-tier, README "The slow tier"): where the plugin must
+# charge, in the addresses QEMU's plugin API gives it.
+#
+# vm_pc_lowmem TOTAL_MB [MAX_BELOW_4G_MB]: the MiB of RAM QEMU's pc machine maps below 4 GiB
+# (the rest goes from 4 GiB up): all of it when it is under max-ram-below-4g (3584 by default),
+# else max-ram-below-4g, but no more than 3072 (the pc machine aligns the split to a GiB).
+vm_pc_lowmem() {
+	local total=$1 max=${2:-3584}
+	if [ "$total" -lt "$max" ]; then echo "$total"
+	elif [ "$max" -gt 3072 ]; then echo 3072
+	else echo "$max"; fi
+}
+
+# vm_qemu_addr_mode VERSION: how QEMU VERSION's qemu_plugin_hwaddr_phys_addr reports RAM.
+# Before 8.2 (Debian 12's 7.2): "ramblock", the RAM block's ram_addr offset plus the offset
+# within it plus the block's address in its parent region; the NUMA nodes' memory backends are
+# the first blocks, in node order, so a node whose memory starts OFF MiB into the RAM reads as
+# 2 x OFF onwards. From 8.2 on: "physical", the guest-physical address.
+vm_qemu_addr_mode() {
+	local major minor
+	IFS=. read -r major minor _ <<<"$1"
+	if [ "${major:-0}" -lt 8 ] || { [ "$major" = 8 ] && [ "${minor:-0}" -lt 2 ]; }; then
+		echo ramblock
+	else
+		echo physical
+	fi
+}
+
+# vm_slow_ranges MODE OFF_MB SIZE_MB LOWMEM_MB: the plugin's slow=START-END arguments
+# (comma-separated) for a node whose memory is SIZE_MB MiB starting OFF_MB MiB into the guest's
+# RAM, in MODE's addresses (vm_qemu_addr_mode); LOWMEM_MB is vm_pc_lowmem's split (physical
+# addresses past it start at 4 GiB, so a node across it is two ranges).
+vm_slow_ranges() {
+	local mode=$1 off=$2 size=$3 low=$4 args=() a b
+	vm_slow_range_arg() { printf 'slow=0x%x-0x%x' $(($1 << 20)) $(($2 << 20)); }
+	if [ "$mode" = ramblock ]; then
+		args+=("$(vm_slow_range_arg $((2 * off)) $((2 * off + size)))")
+	else
+		if [ "$off" -lt "$low" ]; then
+			b=$((off + size < low ? off + size : low))
+			args+=("$(vm_slow_range_arg "$off" "$b")")
+		fi
+		if [ $((off + size)) -gt "$low" ]; then
+			a=$((off > low ? off : low))
+			args+=("$(vm_slow_range_arg $((a - low + 4096)) $((off + size - low + 4096)))")
+		fi
+	fi
+	(IFS=,; echo "${args[*]}")
+}
+
+# vm_slow_tier DIR KEY [FILE]: a value of the slow tier's last line in DIR/FILE
+# (slow-tier.txt: "slow_tier_ratio=R requested=Q fast_ns= slow_ns= extra_ns= ok=1|0"); nothing,
+# and status 0, when there is none.
+vm_slow_tier() {
+	{ grep '^slow_tier_ratio=' "$1/${3:-slow-tier.txt}" 2>/dev/null || true; } | tail -1 |
+		tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
 # vm_check RC DIR [CODES MESSAGE]...: a guest run's verdict: nothing for status 0, MESSAGE for a
@@ -195,6 +273,78 @@ vm_growth() {
 		printf "\n"
 		exit (n == 0 || !again) ? 2 : bad
 	}'
+}
+
+# vm_slow_tier_on: whether runs boot with the slow tier (PGHOTD_VM_SLOW_TIER set, not off or 0).
+vm_slow_tier_on() { case ${PGHOTD_VM_SLOW_TIER:-} in "" | off | 0) return 1 ;; esac; }
+
+# Throughput (tests/vm/README.md, "Throughput"): from a run's workload.tsv, whose rows are
+# "seconds hot cold accesses phase" with accesses counted from the start of the access loop.
+# vm_tput DIR: accesses per second over the whole run (the last row's accesses / seconds).
+vm_tput() {
+	awk '/^#/ { next } NF >= 4 { t = $1; a = $4 } END { if (t > 0) printf "%.0f\n", a / t; else print "none" }' \
+		"$1/workload.tsv" 2>/dev/null || echo none
+}
+# vm_tput_steady DIR: accesses per second over the run's second half (a reference side's
+# level: the ceiling's or the floor's, whose placement does not change).
+vm_tput_steady() {
+	awk '/^#/ { next } NF >= 4 { n++; t[n] = $1; a[n] = $4 }
+		END { if (n < 2) { print "none"; exit }
+			for (i = 1; i < n && t[i] < t[n] / 2; i++);
+			if (t[n] > t[i]) printf "%.0f\n", (a[n] - a[i]) / (t[n] - t[i]); else print "none" }' \
+		"$1/workload.tsv" 2>/dev/null || echo none
+}
+# vm_t90 DIR REF: the first time (seconds into the run) the accesses per second over the
+# second before reach 90% of REF (the ceiling's level); "none" when they never do, or REF is.
+vm_t90() {
+	[ "$2" != none ] || { echo none; return; }
+	awk -v ref="$2" '/^#/ { next } NF >= 4 { n++; t[n] = $1; a[n] = $4 }
+		END { j = 1
+			for (i = 2; i <= n; i++) {
+				while (t[i] - t[j + 1] >= 1) j++
+				if (t[i] - t[j] >= 1 && (a[i] - a[j]) / (t[i] - t[j]) >= 0.9 * ref) { printf "%.2f\n", t[i]; exit }
+			}
+			print "none" }' "$1/workload.tsv" 2>/dev/null || echo none
+}
+# vm_recovered SIDE FLOOR CEILING: (SIDE - FLOOR) / (CEILING - FLOOR), the share of what the
+# slow tier took from the workload that a side won back; "none" when a figure is missing or
+# the ceiling is not above the floor.
+vm_recovered() {
+	awk -v s="$1" -v f="$2" -v c="$3" 'BEGIN {
+		if (s == "none" || f == "none" || c == "none" || c + 0 <= f + 0) print "none"
+		else printf "%.3f\n", (s - f) / (c - f) }'
+}
+
+# vm_throughput_lines NAME DIRS SIDE...: a race's throughput, one line per side then the
+# slow tier's ratio, from DIRS (the name of an associative array: side -> its runs' result
+# directories, the reference sides ceiling and floor among them):
+#   NAME-throughput: side=S tput=<median accesses/s> tput_spread=<min-max> recovered=<median>
+#     recovered_spread=<min-max> t90_ceiling=<median s> t90_spread=<min-max>
+# recovered (vm_recovered) is each run's whole-run throughput against the medians of the floor's
+# and the ceiling's; t90_ceiling, the time the run's throughput reached 90% of the ceiling's
+# steady level (vm_tput_steady, median over its runs). The ceiling and the floor get lines too.
+vm_throughput_lines() {
+	local name=$1 s d tp rec t9 ratios=()
+	local -n runs_of=$2
+	shift 2
+	local ceil_l=() ceil_t=() floor_t=()
+	for d in ${runs_of[ceiling]}; do ceil_l+=("$(vm_tput_steady "$d")") ceil_t+=("$(vm_tput "$d")"); done
+	for d in ${runs_of[floor]}; do floor_t+=("$(vm_tput "$d")"); done
+	local level ceil floor
+	level=$(vm_median "${ceil_l[@]}") ceil=$(vm_median "${ceil_t[@]}") floor=$(vm_median "${floor_t[@]}")
+	for s in "$@" ceiling floor; do
+		tp=() rec=() t9=()
+		for d in ${runs_of[$s]}; do
+			tp+=("$(vm_tput "$d")")
+			rec+=("$(vm_recovered "${tp[-1]}" "$floor" "$ceil")")
+			t9+=("$(vm_t90 "$d" "$level")")
+			ratios+=("$(vm_slow_tier "$d" slow_tier_ratio)")
+		done
+		echo "$name-throughput: side=$s tput=$(vm_median "${tp[@]}") tput_spread=$(vm_spread "${tp[@]}")" \
+			"recovered=$(vm_median "${rec[@]}") recovered_spread=$(vm_spread "${rec[@]}")" \
+			"t90_ceiling=$(vm_median "${t9[@]}") t90_spread=$(vm_spread "${t9[@]}")"
+	done
+	echo "$name-throughput: slow_tier_ratio=$(vm_median "${ratios[@]}") slow_tier_spread=$(vm_spread "${ratios[@]}") ceiling_level=$level"
 }
 
 # vm_median VALUE... and vm_spread VALUE...: the median and the min-max of the runs' figures
