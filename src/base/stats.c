@@ -132,6 +132,10 @@ static const struct family families[] = {
      "The sampling interval pghotd's kdamond runs at: sources.damon.sample_us, or a multiple "
      "of it while there is nothing to promote (0: no kdamond set up yet).",
      FK_PLAIN_US, ST_DAMON_SAMPLE_US},
+    {"pghotd_cpu_seconds_total", "counter",
+     "CPU time pghotd's threads used, user and system (its kdamond's is "
+     "pghotd_damon_kdamond_cpu_seconds).",
+     FK_PLAIN_US, ST_CPU_US},
     {"pghotd_processes_forgotten_total", "counter",
      "Processes dropped from tracking (exited or no longer matching).", FK_PLAIN,
      ST_PROCESSES_FORGOTTEN},

@@ -73,6 +73,7 @@ enum stat_counter {
 	ST_BATCHES_PID_REUSED,	 /* move batches dropped: the pid now names another process */
 	ST_DAMON_KDAMOND_CPU_US, /* gauge: CPU time of pghotd's kdamonds, printed in seconds */
 	ST_DAMON_SAMPLE_US,	 /* gauge: the kdamond's sampling interval, printed in seconds */
+	ST_CPU_US,		 /* pghotd's own CPU time, printed in seconds */
 	ST__COUNT
 };
 

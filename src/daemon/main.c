@@ -167,7 +167,10 @@ static void refresh_status(struct daemon *d)
 static void write_stats(struct daemon *d)
 {
 	const struct pghotd_config *cfg = config_pub_current(d->pub);
-	int r = stats_write_file(&d->stats, cfg->stats.file);
+	int r;
+
+	stats_set(&d->stats, ST_CPU_US, clock_process_cpu_us());
+	r = stats_write_file(&d->stats, cfg->stats.file);
 
 	if (r < 0 && r != d->stats_error)
 		log_warning_errno(r, "cannot write stats file %s, will retry", cfg->stats.file);
