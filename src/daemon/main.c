@@ -25,6 +25,7 @@
 #include "daemon/probe.h"
 #include "daemon/reload.h"
 #include "daemon/replay.h"
+#include "daemon/status_cmd.h"
 #include "base/stats.h"
 #include "sys/topology.h"
 
@@ -451,6 +452,25 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 	return r < 0 ? EXIT_FAILED : EXIT_OK;
 }
 
+/* --status [--watch [SECONDS]]: the running daemon's stats file, read with the tiers of cfg. */
+static int status(const struct options *opt, const struct pghotd_config *cfg)
+{
+	double every = cfg->stats.interval_ms < 1000 ? 1.0 : cfg->stats.interval_ms / 1000.0;
+	struct status_cmd c = {
+	    .stats_path = cfg->stats.file,
+	    .interval_ms = cfg->stats.interval_ms,
+	    .procfs_root = opt->procfs_root,
+	    .topo = cfg->topo,
+	    .watch_s = !opt->watch	  ? 0
+		       : opt->watch_s > 0 ? opt->watch_s
+					  : every,
+	    .out = stdout,
+	    .err = stderr,
+	};
+
+	return status_cmd_run(&c);
+}
+
 /* --reload PID: the ExecReload= of pghotd.service before systemd 253. */
 static int reload_client(const struct options *opt)
 {
@@ -508,9 +528,16 @@ int main(int argc, char **argv)
 	if (reload_status_path(getenv("RUNTIME_DIRECTORY"), d.reload_status_path,
 			       sizeof(d.reload_status_path)) < 0)
 		d.reload_status_path[0] = '\0';
+	if (d.opt.mode == MODE_STATUS && !d.opt.verbose) /* its output is the view */
+		log_set_level(LOG_LVL_WARNING);
 	code = startup_config(&d.opt, &cfg);
 	if (code != EXIT_OK)
 		return code;
+	if (d.opt.mode == MODE_STATUS) {
+		code = status(&d.opt, cfg);
+		destroy_config(cfg);
+		return code;
+	}
 	apply_log_level(&d.opt, cfg);
 	if (d.opt.mode == MODE_REPLAY) {
 		code = replay_run(d.opt.replay_path, cfg, stdout) < 0 ? EXIT_FAILED : EXIT_OK;
