@@ -7,7 +7,7 @@ set -u
 bin=${1:-${PGHOTD_BINARY:-build/pghotd}}
 dir=$(mktemp -d /tmp/pghotd-status.XXXXXX)
 chmod 755 "$dir"
-daemon=
+. "$(dirname "$0")/daemon_lib.sh"
 cleanup() {
 	[ -z "$daemon" ] || kill "$daemon" 2>/dev/null
 	rm -rf "$dir"
@@ -19,18 +19,9 @@ fail() {
 	fails=$((fails + 1))
 }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-cat >"$dir/pghotd.conf" <<EOF
-sources = { ibs = { enabled = "off"; }; pebs = { enabled = "off"; };
-	abit = { enabled = "off"; }; damon = { enabled = "off"; }; };
-stats = { file = "$dir/stats.prom"; interval_ms = 100; };
-EOF
-chmod 644 "$dir/pghotd.conf"
 status() { "$bin" --status --config "$dir/pghotd.conf" "$@"; }
 
-"$bin" --config "$dir/pghotd.conf" --log=stderr 2>"$dir/daemon.log" &
-daemon=$!
-for _ in $(seq 50); do [ -s "$dir/stats.prom" ] && break; sleep 0.1; done
-sleep 0.3 # a few writes: the file is fresh and the daemon's first interval is behind it
+daemon_start "$bin" "$dir" || fail "pghotd wrote no stats file: $(tail -3 "$dir/daemon.log")"
 
 # The view while the daemon runs, with its time (a bound far above the 4 ms measured:
 # this gates hangs and pathologies, not speed).
@@ -66,9 +57,7 @@ grep -q "^rates: over the last .*, between two writes of the daemon" "$dir/watch
 	fail "--watch never showed the rates over an interval"
 
 # Stopped: the file stays with pghotd_up 0.
-kill -TERM $daemon
-wait $daemon
-daemon=
+daemon_stop
 status >"$dir/out" 2>"$dir/err"
 rc=$?
 [ $rc = 1 ] || fail "--status exited $rc after pghotd stopped, not 1"
