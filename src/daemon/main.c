@@ -143,6 +143,13 @@ static int preflight(const struct options *opt, const struct pghotd_config *cfg,
 	return r == -EACCES ? EXIT_PERMISSION : EXIT_UNSUPPORTED;
 }
 
+/* pghotd_node_slow{node}: the tiers of the configuration in force. */
+static void publish_tiers(struct stats *s, const struct topology *t)
+{
+	for (int n = 0; n < t->nr_nodes; n++)
+		stats_node_slow(s, n, topology_node_is_slow(t, n));
+}
+
 static void refresh_status(struct daemon *d)
 {
 	const struct pghotd_config *cfg = config_pub_current(d->pub);
@@ -292,6 +299,7 @@ static void reload(struct daemon *d)
 				    next->hot_table.capacity);
 		/* Preflight ran on next before publication: workers never share it with us. */
 		config_pub_swap(d->pub, next);
+		publish_tiers(&d->stats, next->topo);
 		d->probe = pr;
 		log_changed_keys(old, next);
 		if (strcmp(old->stats.file, next->stats.file) != 0)
@@ -411,6 +419,7 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 	stats_set(&d->stats, ST_UP, 1);
 	stats_set(&d->stats, ST_CONFIG_THRESHOLD, cfg->promotion.threshold);
 	stats_set(&d->stats, ST_START_TIME_SECONDS, (uint64_t)time(NULL));
+	publish_tiers(&d->stats, cfg->topo);
 	code = preflight(&d->opt, cfg, NULL, &d->probe);
 	if (code != EXIT_OK)
 		return code;
