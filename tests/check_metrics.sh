@@ -9,6 +9,7 @@ bin=${1:-${PGHOTD_BINARY:-build/pghotd}}
 command -v promtool >/dev/null ||
 	{ echo "check_metrics: FAIL: promtool missing: apt-get install prometheus (make deps does)"; exit 1; }
 dir=$(mktemp -d /tmp/pghotd-metrics.XXXXXX)
+# shellcheck source=tests/daemon_lib.sh
 . "$(dirname "$0")/daemon_lib.sh"
 trap '[ -z "$daemon" ] || kill "$daemon" 2>/dev/null; rm -rf "$dir"' EXIT
 daemon_start "$bin" "$dir" ||

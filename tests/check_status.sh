@@ -7,7 +7,9 @@ set -u
 bin=${1:-${PGHOTD_BINARY:-build/pghotd}}
 dir=$(mktemp -d /tmp/pghotd-status.XXXXXX)
 chmod 755 "$dir"
+# shellcheck source=tests/daemon_lib.sh
 . "$(dirname "$0")/daemon_lib.sh"
+# shellcheck disable=SC2317 # the EXIT trap
 cleanup() {
 	[ -z "$daemon" ] || kill "$daemon" 2>/dev/null
 	rm -rf "$dir"
@@ -19,7 +21,7 @@ fail() {
 	fails=$((fails + 1))
 }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-status() { "$bin" --status --config "$dir/pghotd.conf" "$@"; }
+status() { "$bin" --status --config "$dir/pghotd.conf"; }
 
 daemon_start "$bin" "$dir" || fail "pghotd wrote no stats file: $(tail -3 "$dir/daemon.log")"
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # daemon_lib.sh: sourced by the integration scripts that need the real daemon writing its
 # stats file. daemon_start BINARY DIR starts it in the foreground of a background job with
 # every source off and stats.file DIR/stats.prom written every 100 ms (DIR/pghotd.conf, mode
