@@ -7,7 +7,7 @@ MESON_OPTS ?= -Dwerror_ci=true
 DEB_PACKAGES := meson ninja-build pkg-config gcc clang libnuma-dev libpfm4-dev libconfig-dev \
 	libsystemd-dev libzstd-dev libcmocka-dev liburcu-dev groff-base systemd util-linux numactl linux-perf \
 	linux-source-6.12 qemu-system-x86 busybox-static gnuplot-nox bc bison flex libelf-dev libssl-dev cpio xz-utils \
-	mmdebstrap e2fsprogs debhelper build-essential lintian
+	mmdebstrap e2fsprogs debhelper build-essential lintian prometheus
 
 .PHONY: all deps build deb test test-unit test-asan test-tsan test-fuzz test-vm soak bench bench-vm run demo clean
 

@@ -21,6 +21,8 @@
 #                     the readers and the DAMON source's first cut of its VMAs
 #   fuzz_damon_event  the damon_aggregated tracepoint's format file and a record decoded
 #                     with it: a parsed format keeps its fields within the size it demands
+#   fuzz_status       a stats file through pghotd --status: the exposition-format parser,
+#                     the snapshot and the view, whose label bytes must all print
 # Each target reads its working corpus (FUZZ_OUT/corpus_<target>, new inputs go there) and the
 # committed seeds. The perf.data reader also starts from the head of the real PEBS recording
 # in tests/data/.
@@ -48,7 +50,11 @@ clang $flags -o "$out/fuzz_procfs" "$root/fuzz/fuzz_procfs.c" \
 	"$root/src/base/fileio.c"
 clang $flags -o "$out/fuzz_damon_event" "$root/fuzz/fuzz_damon_event.c" \
 	"$root/src/sources/damon/damon_event.c" "$root/src/base/fileio.c"
-targets="fuzz_perf_record fuzz_perf_data fuzz_config fuzz_procfs fuzz_damon_event"
+clang $flags -o "$out/fuzz_status" "$root/fuzz/fuzz_status.c" \
+	"$root/src/daemon/status.c" "$root/src/base/prom_text.c" "$root/src/base/stats.c" \
+	"$root/src/base/fileio.c" "$root/src/sys/topology.c" "$root/src/sys/zoneinfo.c" \
+	"$root/src/base/log.c" "$root/src/base/config.c" "$root/src/base/config_text.c" -lconfig -lsystemd -lm
+targets="fuzz_perf_record fuzz_perf_data fuzz_config fuzz_procfs fuzz_damon_event fuzz_status"
 for t in $targets; do
 	mkdir -p "$out/corpus_$t" "$root/fuzz/seeds/$t"
 done
@@ -84,6 +90,7 @@ for t in $targets; do
 		fuzz_perf_data) budget=(-runs=300000) ;;
 		fuzz_procfs) budget=(-runs=80000) ;; # 4,000-6,000 inputs/s on an idle one
 		fuzz_damon_event) budget=(-runs=200000) ;; # about 22,000 inputs/s on an idle one
+		fuzz_status) budget=(-runs=50000) ;; # about 2,500 inputs/s on a busy one
 		*) budget=(-runs=8000) ;;
 		esac
 		budget+=(-seed=1)

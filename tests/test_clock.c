@@ -65,12 +65,26 @@ static void thread_cpu_counts_work_not_sleep(void **state)
 	assert_true(clock_thread_cpu_ns() - t1 >= 5000000u);
 }
 
+/* The process's clock counts this thread's work too (pghotd_cpu_seconds_total reads it). */
+static void process_cpu_includes_the_threads_work(void **state)
+{
+	uint64_t p0 = clock_process_cpu_us(), t1 = clock_thread_cpu_ns();
+	volatile uint64_t spin = 0;
+
+	(void)state;
+	while (clock_thread_cpu_ns() - t1 < 5000000u)
+		spin++;
+	assert_true(spin > 0);
+	assert_true(clock_process_cpu_us() - p0 >= 5000u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(monotonic_units_agree_with_clock_gettime),
 	    cmocka_unit_test(monotonic_advances_across_a_sleep),
 	    cmocka_unit_test(thread_cpu_counts_work_not_sleep),
+	    cmocka_unit_test(process_cpu_includes_the_threads_work),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,6 +104,29 @@ static void read_alloc_keeps_nul_bytes_and_bounds_the_size(void **state)
 	assert_int_equal(len, 3);
 }
 
+/* The time comes from the file read: the one utimensat() set, not the reader's clock. */
+static void read_alloc_mtime_gives_the_files_modification_time(void **state)
+{
+	char file[128], *text = NULL;
+	size_t len = 0;
+	struct timespec t = {0}, set[2] = {{.tv_sec = 1000000000, .tv_nsec = 5},
+					   {.tv_sec = 1000000000, .tv_nsec = 5}};
+	(void)state;
+
+	in_dir(file, sizeof(file), "mtime");
+	put(file, "x\n", 2);
+	assert_int_equal(utimensat(AT_FDCWD, file, set, 0), 0);
+	assert_int_equal(file_read_alloc_mtime(file, 10, &text, &len, &t), 0);
+	assert_int_equal(t.tv_sec, 1000000000);
+	assert_int_equal(t.tv_nsec, 5);
+	assert_string_equal(text, "x\n");
+	free(text);
+	t.tv_sec = 7;
+	in_dir(file, sizeof(file), "absent");
+	assert_int_equal(file_read_alloc_mtime(file, 10, &text, &len, &t), -ENOENT);
+	assert_int_equal(t.tv_sec, 7);
+}
+
 /* An attribute held open takes each value whole at offset 0; a link and a FIFO are refused at
  * once, as file_write_attr() refuses them. */
 static void attr_held_open_takes_each_value_at_offset_0(void **state)
@@ -146,6 +169,7 @@ int main(void)
 	    cmocka_unit_test(reads_of_a_fifo_or_a_directory_fail_at_once),
 	    cmocka_unit_test(open_regular_returns_a_blocking_fd_and_can_refuse_symlinks),
 	    cmocka_unit_test(read_alloc_keeps_nul_bytes_and_bounds_the_size),
+	    cmocka_unit_test(read_alloc_mtime_gives_the_files_modification_time),
 	    cmocka_unit_test(attr_held_open_takes_each_value_at_offset_0),
 	};
 	return cmocka_run_group_tests(tests, dir_setup, dir_teardown);

@@ -70,6 +70,41 @@ static void test_rejects_bad_log_target_and_missing_argument(void **state)
 	assert_non_null(strstr(msg, "stray"));
 }
 
+static void test_status_and_watch_take_seconds_in_either_form(void **state)
+{
+	(void)state;
+	struct options o;
+	char msg[160] = "";
+
+	assert_int_equal(PARSE(&o, msg, "--status", "-c", "/x.conf"), 0);
+	assert_int_equal(o.mode, MODE_STATUS);
+	assert_false(o.watch);
+	assert_int_equal(PARSE(&o, msg, "--status", "--watch"), 0);
+	assert_true(o.watch);
+	assert_true(o.watch_s == 0);
+	assert_int_equal(PARSE(&o, msg, "--status", "--watch", "2.5", "--config", "/x.conf"), 0);
+	assert_true(o.watch_s == 2.5);
+	assert_string_equal(o.config_path, "/x.conf");
+	assert_int_equal(PARSE(&o, msg, "--watch=0.5", "--status"), 0);
+	assert_true(o.watch_s == 0.5);
+}
+
+static void test_watch_without_status_or_with_bad_seconds_is_refused(void **state)
+{
+	(void)state;
+	struct options o;
+	char msg[160] = "";
+
+	assert_int_equal(PARSE(&o, msg, "--watch"), -EINVAL);
+	assert_non_null(strstr(msg, "--watch goes with --status"));
+	assert_int_equal(PARSE(&o, msg, "--status", "--watch", "soon"), -EINVAL);
+	assert_non_null(strstr(msg, "'soon'"));
+	assert_int_equal(PARSE(&o, msg, "--status", "--watch=0"), -EINVAL);
+	assert_int_equal(PARSE(&o, msg, "--status", "--probe"), -EINVAL);
+	assert_int_equal(PARSE(&o, msg, "--status", "--watch", "1", "stray"), -EINVAL);
+	assert_non_null(strstr(msg, "stray"));
+}
+
 static void test_status_line_summarises_state(void **state)
 {
 	(void)state;
@@ -99,6 +134,8 @@ int main(void)
 	    cmocka_unit_test(test_config_check_and_log_target),
 	    cmocka_unit_test(test_rejects_unknown_option_naming_it),
 	    cmocka_unit_test(test_rejects_bad_log_target_and_missing_argument),
+	    cmocka_unit_test(test_status_and_watch_take_seconds_in_either_form),
+	    cmocka_unit_test(test_watch_without_status_or_with_bad_seconds_is_refused),
 	    cmocka_unit_test(test_status_line_summarises_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

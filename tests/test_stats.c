@@ -201,6 +201,7 @@ static const char *const required[] = {
     "pghotd_promote_skipped_cooldown_total",
     "pghotd_promote_dry_run_total",
     "pghotd_promote_rate_limited_total",
+    "pghotd_node_slow",
     "pghotd_promoted_pages_total",
     "pghotd_promoted_bytes_total",
     "pghotd_promote_failures_total",
@@ -217,6 +218,7 @@ static const char *const required[] = {
     "pghotd_damon_kdamond_cpu_seconds",
     "pghotd_damon_sample_interval_seconds",
     "pghotd_cgroup_read_failures_total",
+    "pghotd_cpu_seconds_total",
     "pghotd_processes_forgotten_total",
 };
 
@@ -414,6 +416,41 @@ static void scan_round_gauge_renders_seconds_from_microseconds(void **state)
 			    "1.500042");
 	assert_string_equal(value_of(&p, "pghotd_source_scan_round_seconds{source=\"ibs\"}"),
 			    "0.000000");
+	free(text);
+}
+
+static void node_slow_renders_each_node_and_ignores_a_bad_one(void **state)
+{
+	struct stats s;
+	struct parsed p;
+	char *text;
+	(void)state;
+
+	stats_init(&s, 3);
+	stats_node_slow(&s, 2, 1);
+	stats_node_slow(&s, -1, 1);
+	stats_node_slow(&s, STATS_MAX_NODES, 1);
+	text = render(&s);
+	parse(text, &p);
+	assert_string_equal(value_of(&p, "pghotd_node_slow{node=\"0\"}"), "0");
+	assert_string_equal(value_of(&p, "pghotd_node_slow{node=\"2\"}"), "1");
+	assert_null(strstr(text, "pghotd_node_slow{node=\"3\"}"));
+	free(text);
+}
+
+static void cpu_time_renders_as_a_counter_of_seconds(void **state)
+{
+	struct stats s;
+	struct parsed p;
+	char *text;
+	(void)state;
+
+	stats_init(&s, 1);
+	stats_set(&s, ST_CPU_US, 2000250);
+	text = render(&s);
+	parse(text, &p);
+	assert_string_equal(value_of(&p, "pghotd_cpu_seconds_total"), "2.000250");
+	assert_non_null(strstr(text, "# TYPE pghotd_cpu_seconds_total counter\n"));
 	free(text);
 }
 
@@ -833,6 +870,8 @@ int main(void)
 	    cmocka_unit_test(rendered_values_match_what_was_added),
 	    cmocka_unit_test(demotions_render_by_node_and_reason_apart_from_promotions),
 	    cmocka_unit_test(scan_round_gauge_renders_seconds_from_microseconds),
+	    cmocka_unit_test(cpu_time_renders_as_a_counter_of_seconds),
+	    cmocka_unit_test(node_slow_renders_each_node_and_ignores_a_bad_one),
 	    cmocka_unit_test(node_beyond_nr_nodes_appears_once_used_and_invalid_node_is_ignored),
 	    cmocka_unit_test(out_of_range_fail_reason_counts_as_other),
 	    cmocka_unit_test(nr_nodes_is_clamped_to_the_array),

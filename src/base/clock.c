@@ -31,3 +31,8 @@ uint64_t clock_thread_cpu_ns(void)
 {
 	return clock_read_ns(CLOCK_THREAD_CPUTIME_ID);
 }
+
+uint64_t clock_process_cpu_us(void)
+{
+	return clock_read_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000u;
+}

@@ -12,5 +12,7 @@ uint64_t clock_monotonic_us(void);
 uint64_t clock_monotonic_ms(void);
 /* CLOCK_THREAD_CPUTIME_ID: CPU time the calling thread has used. */
 uint64_t clock_thread_cpu_ns(void);
+/* CLOCK_PROCESS_CPUTIME_ID: CPU time every thread of the process has used, in microseconds. */
+uint64_t clock_process_cpu_us(void);
 
 #endif

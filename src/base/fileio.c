@@ -94,13 +94,17 @@ int file_read_line(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-int file_read_alloc(const char *path, size_t max, char **out, size_t *len)
+int file_read_alloc_mtime(const char *path, size_t max, char **out, size_t *len,
+			  struct timespec *mtime)
 {
 	char *buf = malloc(max + 2);
 	int fd = file_open_regular(path, 0);
 	ssize_t n = -ENOMEM;
+	struct stat st = {0};
 
-	if (fd >= 0 && buf)
+	if (fd >= 0 && mtime && fstat(fd, &st) < 0)
+		n = -errno;
+	else if (fd >= 0 && buf)
 		n = read_full(fd, buf, max + 1); /* one more than max: tells a longer file */
 	else if (fd < 0)
 		n = fd;
@@ -115,7 +119,14 @@ int file_read_alloc(const char *path, size_t max, char **out, size_t *len)
 	buf[n] = '\0';
 	*out = buf;
 	*len = (size_t)n;
+	if (mtime)
+		*mtime = st.st_mtim;
 	return 0;
+}
+
+int file_read_alloc(const char *path, size_t max, char **out, size_t *len)
+{
+	return file_read_alloc_mtime(path, max, out, len, NULL);
 }
 
 /* "DIR/.NAME.XXXXXX" for path "DIR/NAME" (or ".NAME.XXXXXX" for a bare name). */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* Opens path read-only as a regular file: O_NONBLOCK while opening (cleared after), then
  * fstat. flags may add O_NOFOLLOW. Returns the fd, -EISDIR for a directory, -EBADFD for
@@ -33,6 +34,11 @@ int file_read_line(const char *path, char *buf, size_t size);
  * bytes; the file may itself hold NUL bytes: *len tells). -EFBIG past max bytes. 0 or -errno
  * as above; *out and *len untouched on failure. */
 int file_read_alloc(const char *path, size_t max, char **out, size_t *len);
+/* As file_read_alloc(), and *mtime the modification time of the file read (from the same
+ * open file, so a file replaced meanwhile cannot pair one file's text with another's time).
+ * *mtime untouched on failure. */
+int file_read_alloc_mtime(const char *path, size_t max, char **out, size_t *len,
+			  struct timespec *mtime);
 
 /* Reads the text file at path line by line through buf[size] (size > 0) and calls line() with
  * each line, newline removed, not NUL-terminated. A line longer than size bytes is passed cut

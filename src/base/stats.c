@@ -23,6 +23,7 @@ enum family_kind {
 	FK_SCAN_US,  /* src_scan_round_us[source], printed in seconds */
 	FK_NODE_PAGES,
 	FK_NODE_BYTES,
+	FK_NODE_SLOW,
 	FK_FAIL, /* fail[reason] */
 	FK_DEMOTE_PAGES,
 	FK_DEMOTE_BYTES,
@@ -89,6 +90,10 @@ static const struct family families[] = {
      "Promotions decided but not performed because dry_run is set.", FK_PLAIN, ST_PROMOTE_DRY_RUN},
     {"pghotd_promote_rate_limited_total", "counter",
      "Pages whose promotion the rate limit deferred.", FK_PLAIN, ST_PROMOTE_RATE_LIMITED},
+    {"pghotd_node_slow", "gauge",
+     "1 for a node in the slow tier, which pghotd promotes from, 0 for the others (tiers.* "
+     "applied).",
+     FK_NODE_SLOW, 0},
     {"pghotd_promoted_pages_total", "counter", "Pages moved to a fast node, by target node.",
      FK_NODE_PAGES, 0},
     {"pghotd_promoted_bytes_total", "counter", "Bytes moved to a fast node, by target node.",
@@ -137,6 +142,10 @@ static const struct family families[] = {
      "bytes, a file past its bound or ambiguous, numa_maps not readable): its figures went to "
      "cgroup=\"(other)\".",
      FK_PLAIN, ST_CGROUP_READ_FAILURES},
+    {"pghotd_cpu_seconds_total", "counter",
+     "CPU time pghotd's threads used, user and system (its kdamond's is "
+     "pghotd_damon_kdamond_cpu_seconds).",
+     FK_PLAIN_US, ST_CPU_US},
     {"pghotd_processes_forgotten_total", "counter",
      "Processes dropped from tracking (exited or no longer matching).", FK_PLAIN,
      ST_PROCESSES_FORGOTTEN},
@@ -184,6 +193,7 @@ void stats_init(struct stats *s, int nr_nodes)
 	for (int n = 0; n < STATS_MAX_NODES; n++) {
 		atomic_init(&s->promoted_pages[n], 0);
 		atomic_init(&s->promoted_bytes[n], 0);
+		atomic_init(&s->node_slow[n], 0);
 	}
 	for (int r = 0; r < SKIP__COUNT; r++)
 		atomic_init(&s->abit_skip[r], 0);
@@ -246,6 +256,12 @@ void stats_abit_skip(struct stats *s, enum stat_abit_skip why, uint64_t n)
 {
 	if ((unsigned)why < SKIP__COUNT)
 		atomic_fetch_add_explicit(&s->abit_skip[why], n, memory_order_relaxed);
+}
+
+void stats_node_slow(struct stats *s, int node, int slow)
+{
+	if (node >= 0 && node < STATS_MAX_NODES)
+		atomic_store_explicit(&s->node_slow[node], slow ? 1 : 0, memory_order_relaxed);
 }
 
 void stats_source_active(struct stats *s, enum stat_source src, int active)
@@ -322,7 +338,9 @@ static void render_per_source(struct stats *s, const struct family *f, FILE *out
  * when something was moved there, so no count is hidden. */
 static void render_per_node(struct stats *s, const struct family *f, FILE *out)
 {
-	_Atomic uint64_t *arr = f->kind == FK_NODE_PAGES ? s->promoted_pages : s->promoted_bytes;
+	_Atomic uint64_t *arr = f->kind == FK_NODE_PAGES   ? s->promoted_pages
+				: f->kind == FK_NODE_BYTES ? s->promoted_bytes
+							   : s->node_slow;
 
 	for (int n = 0; n < STATS_MAX_NODES; n++) {
 		uint64_t v = stats_load(&arr[n]);
@@ -374,6 +392,7 @@ static void render_family(struct stats *s, const struct family *f, FILE *out)
 		break;
 	case FK_NODE_PAGES:
 	case FK_NODE_BYTES:
+	case FK_NODE_SLOW:
 		render_per_node(s, f, out);
 		break;
 	case FK_FAIL:

@@ -75,6 +75,7 @@ enum stat_counter {
 	ST_DAMON_KDAMOND_CPU_US, /* gauge: CPU time of pghotd's kdamonds, printed in seconds */
 	ST_DAMON_SAMPLE_US,	 /* gauge: the kdamond's sampling interval, printed in seconds */
 	ST_CGROUP_READ_FAILURES, /* a watched process's cgroup or numa_maps could not be read */
+	ST_CPU_US,		 /* pghotd's own CPU time, printed in seconds */
 	ST__COUNT
 };
 
@@ -86,6 +87,7 @@ struct stats {
 	_Atomic uint64_t abit_skip[SKIP__COUNT];
 	_Atomic uint64_t promoted_pages[STATS_MAX_NODES];
 	_Atomic uint64_t promoted_bytes[STATS_MAX_NODES];
+	_Atomic uint64_t node_slow[STATS_MAX_NODES]; /* gauge 0/1: the tier pghotd promotes from */
 	_Atomic uint64_t fail[FAIL__COUNT];
 	/* By the fast node a page left. */
 	_Atomic uint64_t demoted_pages[DEMOTE__COUNT][STATS_MAX_NODES];
@@ -129,6 +131,9 @@ void stats_demoted(struct stats *s, int node, enum stat_demote_reason why, uint6
 void stats_demote_fail(struct stats *s, enum stat_fail_reason r, uint64_t n);
 void stats_abit_skip(struct stats *s, enum stat_abit_skip why, uint64_t n);
 void stats_source_active(struct stats *s, enum stat_source src, int active);
+/* Main thread: whether node is slow (pghotd_node_slow{node}), at the start and each reload;
+ * a node outside 0..STATS_MAX_NODES-1 is ignored. */
+void stats_node_slow(struct stats *s, int node, int slow);
 
 const char *stat_source_name(enum stat_source s);
 const char *stat_fail_reason_name(enum stat_fail_reason r);

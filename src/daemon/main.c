@@ -25,6 +25,7 @@
 #include "daemon/probe.h"
 #include "daemon/reload.h"
 #include "daemon/replay.h"
+#include "daemon/status_cmd.h"
 #include "base/stats.h"
 #include "sys/topology.h"
 
@@ -142,6 +143,13 @@ static int preflight(const struct options *opt, const struct pghotd_config *cfg,
 	return r == -EACCES ? EXIT_PERMISSION : EXIT_UNSUPPORTED;
 }
 
+/* pghotd_node_slow{node}: the tiers of the configuration in force. */
+static void publish_tiers(struct stats *s, const struct topology *t)
+{
+	for (int n = 0; n < t->nr_nodes; n++)
+		stats_node_slow(s, n, topology_node_is_slow(t, n));
+}
+
 static void refresh_status(struct daemon *d)
 {
 	const struct pghotd_config *cfg = config_pub_current(d->pub);
@@ -167,7 +175,10 @@ static void refresh_status(struct daemon *d)
 static void write_stats(struct daemon *d)
 {
 	const struct pghotd_config *cfg = config_pub_current(d->pub);
-	int r = stats_write_file(&d->stats, cfg->stats.file);
+	int r;
+
+	stats_set(&d->stats, ST_CPU_US, clock_process_cpu_us());
+	r = stats_write_file(&d->stats, cfg->stats.file);
 
 	if (r < 0 && r != d->stats_error)
 		log_warning_errno(r, "cannot write stats file %s, will retry", cfg->stats.file);
@@ -288,6 +299,7 @@ static void reload(struct daemon *d)
 				    next->hot_table.capacity);
 		/* Preflight ran on next before publication: workers never share it with us. */
 		config_pub_swap(d->pub, next);
+		publish_tiers(&d->stats, next->topo);
 		d->probe = pr;
 		log_changed_keys(old, next);
 		if (strcmp(old->stats.file, next->stats.file) != 0)
@@ -407,6 +419,7 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 	stats_set(&d->stats, ST_UP, 1);
 	stats_set(&d->stats, ST_CONFIG_THRESHOLD, cfg->promotion.threshold);
 	stats_set(&d->stats, ST_START_TIME_SECONDS, (uint64_t)time(NULL));
+	publish_tiers(&d->stats, cfg->topo);
 	code = preflight(&d->opt, cfg, NULL, &d->probe);
 	if (code != EXIT_OK)
 		return code;
@@ -446,6 +459,25 @@ static int run(struct daemon *d, struct pghotd_config *cfg)
 	stats_set(&d->stats, ST_UP, 0);
 	write_stats(d);
 	return r < 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+/* --status [--watch [SECONDS]]: the running daemon's stats file, read with the tiers of cfg. */
+static int status(const struct options *opt, const struct pghotd_config *cfg)
+{
+	double every = cfg->stats.interval_ms < 1000 ? 1.0 : cfg->stats.interval_ms / 1000.0;
+	struct status_cmd c = {
+	    .stats_path = cfg->stats.file,
+	    .interval_ms = cfg->stats.interval_ms,
+	    .procfs_root = opt->procfs_root,
+	    .topo = cfg->topo,
+	    .watch_s = !opt->watch	  ? 0
+		       : opt->watch_s > 0 ? opt->watch_s
+					  : every,
+	    .out = stdout,
+	    .err = stderr,
+	};
+
+	return status_cmd_run(&c);
 }
 
 /* --reload PID: the ExecReload= of pghotd.service before systemd 253. */
@@ -505,9 +537,16 @@ int main(int argc, char **argv)
 	if (reload_status_path(getenv("RUNTIME_DIRECTORY"), d.reload_status_path,
 			       sizeof(d.reload_status_path)) < 0)
 		d.reload_status_path[0] = '\0';
+	if (d.opt.mode == MODE_STATUS && !d.opt.verbose) /* its output is the view */
+		log_set_level(LOG_LVL_WARNING);
 	code = startup_config(&d.opt, &cfg);
 	if (code != EXIT_OK)
 		return code;
+	if (d.opt.mode == MODE_STATUS) {
+		code = status(&d.opt, cfg);
+		destroy_config(cfg);
+		return code;
+	}
 	apply_log_level(&d.opt, cfg);
 	if (d.opt.mode == MODE_REPLAY) {
 		code = replay_run(d.opt.replay_path, cfg, stdout) < 0 ? EXIT_FAILED : EXIT_OK;

@@ -17,7 +17,9 @@ enum {
 	OPT_PROCFS,
 	OPT_VERSION,
 	OPT_REPLAY,
-	OPT_RELOAD
+	OPT_RELOAD,
+	OPT_STATUS,
+	OPT_WATCH
 };
 
 static const struct option long_opts[] = {
@@ -26,6 +28,8 @@ static const struct option long_opts[] = {
     {"probe", no_argument, NULL, OPT_PROBE},
     {"replay", required_argument, NULL, OPT_REPLAY},
     {"reload", required_argument, NULL, OPT_RELOAD},
+    {"status", no_argument, NULL, OPT_STATUS},
+    {"watch", optional_argument, NULL, OPT_WATCH},
     {"log", required_argument, NULL, OPT_LOG},
     {"verbose", no_argument, NULL, 'v'},
     {"sysfs-root", required_argument, NULL, OPT_SYSFS},
@@ -61,11 +65,41 @@ static int parse_pid(const char *s, int *pid)
 	return 0;
 }
 
+/* --watch's SECONDS: 0.1 to a day. */
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0.1 && v <= 86400))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* --watch SECONDS as two words: getopt gives an optional argument only as --watch=SECONDS,
+ * and leaves a separate one among the operands, where it is the first. */
+static int watch_operand(struct options *o, int argc, char **argv, char *msg, int len)
+{
+	if (!o->watch || o->watch_s > 0 || optind >= argc)
+		return 0;
+	if (parse_seconds(argv[optind], &o->watch_s) < 0) {
+		snprintf(msg, len, "--watch: '%s' is not a number of seconds (0.1 to 86400)",
+			 argv[optind]);
+		return -EINVAL;
+	}
+	optind++;
+	return 0;
+}
+
 static int set_mode(struct options *o, enum pghotd_mode m, char *msg, int len)
 {
 	if (o->mode != MODE_RUN && o->mode != m) {
 		snprintf(msg, len,
-			 "--check-config, --probe, --replay and --reload exclude each other");
+			 "--check-config, --probe, --replay, --reload and --status exclude each "
+			 "other");
 		return -EINVAL;
 	}
 	o->mode = m;
@@ -118,6 +152,18 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, int msg
 				r = -EINVAL;
 			}
 			break;
+		case OPT_STATUS:
+			r = set_mode(&o, MODE_STATUS, msg, msg_len);
+			break;
+		case OPT_WATCH:
+			o.watch = true;
+			if (optarg && parse_seconds(optarg, &o.watch_s) < 0) {
+				snprintf(msg, msg_len,
+					 "--watch: '%s' is not a number of seconds (0.1 to 86400)",
+					 optarg);
+				r = -EINVAL;
+			}
+			break;
 		case OPT_LOG:
 			if (parse_log_target(optarg, &o.log_target) < 0) {
 				snprintf(msg, msg_len,
@@ -140,6 +186,12 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, int msg
 			r = -EINVAL;
 			break;
 		}
+	}
+	if (r == 0)
+		r = watch_operand(&o, argc, argv, msg, msg_len);
+	if (r == 0 && o.watch && o.mode != MODE_STATUS) {
+		snprintf(msg, msg_len, "--watch goes with --status");
+		r = -EINVAL;
 	}
 	if (r == 0 && optind < argc) {
 		snprintf(msg, msg_len, "unexpected argument '%s'", argv[optind]);
@@ -164,6 +216,10 @@ void options_usage(const char *prog, void *file)
 	    "      --reload PID      reload the pghotd with this pid (SIGHUP) and wait for its\n"
 	    "                        answer: exit 0 when the new configuration is in force, 1\n"
 	    "                        when it was refused (ExecReload= of pghotd.service)\n"
+	    "      --status          show what the running pghotd does (its stats file, the\n"
+	    "                        nodes), exit\n"
+	    "      --watch [SECONDS] with --status: show it again every SECONDS (default the\n"
+	    "                        stats interval) until Ctrl-C\n"
 	    "      --log TARGET      auto (journal when started by systemd), journal, stderr\n"
 	    "  -v, --verbose         more log output (repeat for debug)\n"
 	    "      --sysfs-root DIR  read sysfs from DIR (default /sys; for tests)\n"

@@ -23,6 +23,7 @@ enum pghotd_mode {
 	MODE_PROBE,
 	MODE_REPLAY,
 	MODE_RELOAD,
+	MODE_STATUS,
 	MODE_HELP,
 	MODE_VERSION
 };
@@ -37,6 +38,8 @@ struct options {
 	const char *procfs_root;
 	const char *replay_path; /* --replay FILE */
 	int reload_pid;		 /* --reload PID */
+	bool watch;		 /* --status --watch */
+	double watch_s;		 /* its SECONDS; 0: stats.interval_ms (at least 1 s) */
 };
 
 /* Fills *out from argv. On a usage error returns -EINVAL and writes one message to msg. */
