@@ -615,6 +615,8 @@ int damon_source_start(struct damon_source *s)
 	if (r < 0)
 		return r;
 	s->next_refresh_ms = clock_monotonic_ms() + DAMON_REFRESH_MS;
+	if (s->d.stats)
+		stats_source_active(s->d.stats, SRC_DAMON, 1);
 	return 0;
 }
 
@@ -622,6 +624,8 @@ void damon_source_stop(struct damon_source *s)
 {
 	if (!s)
 		return;
+	if (s->d.stats)
+		stats_source_active(s->d.stats, SRC_DAMON, 0);
 	if (s->smp)
 		perf_sampler_stop(s->smp);
 	if (s->kd) {
