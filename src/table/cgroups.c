@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/stats.h"
 #include "sys/procfs.h"
@@ -58,6 +59,30 @@ struct cgroups {
 	char line[LINE_BUF];
 };
 
+/* The per-slot arrays: one slot per place in the process registry (32,768), of which a
+ * server uses a few hundred. Mapped anonymous and private, they stay the kernel's zero page
+ * until a slot is written, and the rounds write only slots that hold a process or a count:
+ * 3.3 MiB of resident memory otherwise (scenario-scale's pghotd, 25.4 -> 28.8 MiB, when they
+ * came from calloc and every round wrote every slot). */
+static void *slots_alloc(size_t bytes)
+{
+	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void slots_free(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes ? bytes : 1);
+}
+
+static size_t pages_bytes(const struct cgroups *c)
+{
+	return (size_t)c->nslots * (size_t)(c->d.nr_nodes ? c->d.nr_nodes : 1) * sizeof(uint32_t);
+}
+
 int cgroups_new(const struct cgroups_deps *d, unsigned max_shown, struct cgroups **out)
 {
 	struct cgroups *c = calloc(1, sizeof(*c));
@@ -73,10 +98,9 @@ int cgroups_new(const struct cgroups_deps *d, unsigned max_shown, struct cgroups
 	if (!c->d.walk_bytes)
 		c->d.walk_bytes = CGROUPS_WALK_BYTES;
 	c->nslots = procs_max(d->procs);
-	c->proc = calloc(c->nslots, sizeof(*c->proc));
-	c->pages = calloc((size_t)c->nslots * (size_t)(c->d.nr_nodes ? c->d.nr_nodes : 1),
-			  sizeof(*c->pages));
-	c->pairs = calloc(c->nslots, sizeof(*c->pairs));
+	c->proc = slots_alloc(c->nslots * sizeof(*c->proc));
+	c->pages = slots_alloc(pages_bytes(c));
+	c->pairs = slots_alloc(c->nslots * sizeof(*c->pairs));
 	r = c->proc && c->pages && c->pairs ? cgroup_top_new(max_shown, c->d.nr_nodes, &c->top)
 					    : -ENOMEM;
 	if (r < 0) {
@@ -92,9 +116,9 @@ void cgroups_free(struct cgroups *c)
 	if (!c)
 		return;
 	cgroup_top_free(c->top);
-	free(c->pairs);
-	free(c->pages);
-	free(c->proc);
+	slots_free(c->pairs, c->nslots * sizeof(*c->pairs));
+	slots_free(c->pages, pages_bytes(c));
+	slots_free(c->proc, c->nslots * sizeof(*c->proc));
 	free(c);
 }
 
@@ -123,11 +147,18 @@ static void take_counts(struct cgroups *c)
 	for (unsigned s = 0; s < c->nslots; s++) {
 		struct cg_proc *p = &c->proc[s];
 
-		for (int d = 0; d < CGROUPS__DIRS; d++)
-			/* Relaxed: pairs with the relaxed adds of cgroups_moved(). */
-			p->taken[d] =
-			    atomic_exchange_explicit(&p->moved[d], 0, memory_order_relaxed);
-		p->taken_key = p->key;
+		for (int d = 0; d < CGROUPS__DIRS; d++) {
+			/* Relaxed: pairs with the relaxed adds of cgroups_moved(). An empty slot
+			 * is read, not written (slots_alloc). */
+			uint64_t n = atomic_load_explicit(&p->moved[d], memory_order_relaxed);
+
+			if (n)
+				n = atomic_exchange_explicit(&p->moved[d], 0, memory_order_relaxed);
+			if (p->taken[d] != n)
+				p->taken[d] = n;
+		}
+		if (p->taken_key != p->key)
+			p->taken_key = p->key;
 	}
 }
 
@@ -145,8 +176,10 @@ static void track_occupants(struct cgroups *c)
 		pid_t pid;
 
 		if (procs_at(c->d.procs, s, &h, &pid) < 0) {
-			p->handle = 0;
-			p->watched = false;
+			if (p->handle || p->watched) { /* an empty slot stays unwritten */
+				p->handle = 0;
+				p->watched = false;
+			}
 			continue;
 		}
 		if (p->handle == h)
@@ -277,7 +310,8 @@ static void count_one_hot(void *ctx, uint32_t proc)
 static void count_hot(struct cgroups *c)
 {
 	for (unsigned s = 0; s < c->nslots; s++)
-		c->proc[s].hot = 0;
+		if (c->proc[s].hot) /* an empty slot stays unwritten */
+			c->proc[s].hot = 0;
 	if (c->d.hot)
 		hot_table_each_waiting(c->d.hot, count_one_hot, c);
 }
