@@ -294,17 +294,21 @@ vm_tput_steady() {
 			if (t[n] > t[i]) printf "%.0f\n", (a[n] - a[i]) / (t[n] - t[i]); else print "none" }' \
 		"$1/workload.tsv" 2>/dev/null || echo none
 }
+# vm_rates DIR: "SECONDS ACCESSES_PER_SECOND" a row of DIR's workload.tsv, the rate over the
+# second before that row (rows come every --interval; the first second has none).
+vm_rates() {
+	awk '/^#/ { next } NF >= 4 { n++; t[n] = $1; a[n] = $4; j = n
+		while (j > 1 && t[n] - t[j] < 1) j--
+		if (t[n] - t[j] >= 1) printf "%s %.0f\n", t[n], (a[n] - a[j]) / (t[n] - t[j]) }' \
+		"$1/workload.tsv" 2>/dev/null
+}
 # vm_t90 DIR REF: the first time (seconds into the run) the accesses per second over the
-# second before reach 90% of REF (the ceiling's level); "none" when they never do, or REF is.
+# second before (vm_rates) reach 90% of REF (the ceiling's level); "none" when they never do,
+# or REF is.
 vm_t90() {
 	[ "$2" != none ] || { echo none; return; }
-	awk -v ref="$2" '/^#/ { next } NF >= 4 { n++; t[n] = $1; a[n] = $4 }
-		END { j = 1
-			for (i = 2; i <= n; i++) {
-				while (t[i] - t[j + 1] >= 1) j++
-				if (t[i] - t[j] >= 1 && (a[i] - a[j]) / (t[i] - t[j]) >= 0.9 * ref) { printf "%.2f\n", t[i]; exit }
-			}
-			print "none" }' "$1/workload.tsv" 2>/dev/null || echo none
+	vm_rates "$1" | awk -v ref="$2" '$2 >= 0.9 * ref { printf "%.2f\n", $1; found = 1; exit }
+		END { if (!found) print "none" }'
 }
 # vm_recovered SIDE FLOOR CEILING: (SIDE - FLOOR) / (CEILING - FLOOR), the share of what the
 # slow tier took from the workload that a side won back; "none" when a figure is missing or
