@@ -1,8 +1,9 @@
 /* Tests for the PEBS source: sysfs PMU discovery (plain, Sapphire Rapids with mem-loads-aux,
  * hybrid), the events libpfm4 encodes for an Ice Lake server (icx) and a Sapphire Rapids
  * (spr) forced with LIBPFM_FORCE_PMU (each in a child process: libpfm4 reads the variable
- * once per process), the aux group leader, precise_ip probing against a fake kernel, and
- * data_src values as the kernel's PEBS tables (arch/x86/events/intel/ds.c) build them. */
+ * once per process), the aux group leader, precise_ip probing against a fake kernel, a start
+ * without libpfm4 (a library name that does not exist), and data_src values as the kernel's
+ * PEBS tables (arch/x86/events/intel/ds.c) build them. */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -25,6 +26,7 @@
 #include "sources/pmu/mem_src.h"
 #include "sources/perf/perf_sample.h"
 #include "sources/pmu/pebs_source.h"
+#include "sources/pmu/pfm_lib.h"
 
 /* The kernel's shorthand for data_src values (perf_event.h PERF_MEM_S). */
 #define P(a, b)	 PERF_MEM_S(a, b)
@@ -676,6 +678,35 @@ static void start_opens_aux_led_group_with_probed_precision(void **state)
 	assert_int_equal(res.maps_left, 0);
 }
 
+/* --- without libpfm4 --- */
+
+static void without_libpfm4_source_is_unavailable_with_the_loaders_reason(void **state)
+{
+	struct pfm_lib missing;
+	struct pghotd_config *cfg = NULL;
+	struct pebs_source *src = NULL;
+	struct pebs_source_params p;
+	struct stats st;
+	char root[PATH_MAX], reason[PEBS_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(pfm_lib_open("libpfm-pghotd-test-missing.so.4", &missing), -ENOENT);
+	assert_int_equal(config_new_defaults(&cfg), 0);
+	stats_init(&st, 1);
+	fixture_root("sysfs-pebs-spr", root, sizeof(root));
+	memset(&p, 0, sizeof(p));
+	p.sysfs_root = root;
+	p.cfg = cfg;
+	p.pfm = &missing;
+	p.sampler = (struct perf_sampler_params){.stats = &st, .cfg = cfg};
+	assert_int_equal(pebs_source_start(&p, &src, reason, sizeof(reason)), -ENODEV);
+	assert_null(src);
+	assert_string_equal(reason, missing.why);
+	assert_non_null(strstr(reason, "cannot load libpfm4: libpfm-pghotd-test-missing.so.4: "));
+	assert_int_equal((int)st.src_active[SRC_PEBS], 0);
+	config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -698,6 +729,7 @@ int main(void)
 	    cmocka_unit_test(converts_remote_dram_load_and_drops_local_dram),
 	    cmocka_unit_test(parses_cpu_lists),
 	    cmocka_unit_test(start_opens_aux_led_group_with_probed_precision),
+	    cmocka_unit_test(without_libpfm4_source_is_unavailable_with_the_loaders_reason),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

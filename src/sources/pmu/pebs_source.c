@@ -11,12 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <perfmon/pfmlib_perf_event.h>
-
 #include "base/config.h"
 #include "base/fileio.h"
 #include "sources/perf/perf_sample.h"
 #include "sources/perf/period_ctl.h"
+#include "sources/pmu/pfm_lib.h"
 
 #define PMU_DIR "bus/event_source/devices"
 
@@ -130,12 +129,12 @@ int pebs_source_pmu_read(const char *sysfs_root, struct pebs_pmu *out, char *rea
 }
 
 /* libpfm4 for the model's encoding of name. *pfm_err gets its error code. */
-static int encode(const char *name, struct perf_event_attr *attr, char *fstr_out, size_t size,
-		  int *pfm_err)
+static int encode(const struct pfm_ops *pfm, const char *name, struct perf_event_attr *attr,
+		  char *fstr_out, size_t size, int *pfm_err)
 {
 	pfm_perf_encode_arg_t arg;
 	char *fstr = NULL;
-	int r = pfm_initialize();
+	int r = pfm->initialize();
 
 	if (r == PFM_SUCCESS) {
 		memset(attr, 0, sizeof(*attr));
@@ -144,7 +143,7 @@ static int encode(const char *name, struct perf_event_attr *attr, char *fstr_out
 		arg.attr = attr;
 		arg.size = sizeof(arg);
 		arg.fstr = &fstr;
-		r = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+		r = pfm->get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	}
 	*pfm_err = r;
 	if (r != PFM_SUCCESS)
@@ -176,11 +175,12 @@ static void sampling_fields(const struct pebs_pmu *pmu, const struct pebs_opts *
 }
 
 static int add_event(struct pebs_plan *p, const struct pebs_pmu *pmu, const struct pebs_opts *o,
-		     const char *name, enum access_kind kind, int *pfm_err)
+		     const struct pfm_ops *pfm, const char *name, enum access_kind kind,
+		     int *pfm_err)
 {
 	struct pebs_event *e = &p->ev[p->n];
 
-	if (encode(name, &e->attr, e->name, sizeof(e->name), pfm_err) < 0)
+	if (encode(pfm, name, &e->attr, e->name, sizeof(e->name), pfm_err) < 0)
 		return -ENOENT;
 	sampling_fields(pmu, o, &e->attr);
 	e->leader = -1;
@@ -244,29 +244,36 @@ static void leader_first(struct pebs_plan *p)
 int pebs_source_plan(const struct pebs_pmu *pmu, const struct pebs_opts *o, struct pebs_plan *out,
 		     char *reason, size_t size)
 {
+	const struct pfm_lib *lib = o->pfm ? o->pfm : pfm_lib_get();
+	const struct pfm_ops *pfm = &lib->ops;
 	struct pebs_plan p;
 	char name[PEBS_NAME_MAX];
 	bool explicit = o->event && o->event[0];
 	int err = 0;
 
+	if (lib->err < 0) {
+		if (reason)
+			snprintf(reason, size, "%s", lib->why);
+		return lib->err;
+	}
 	memset(&p, 0, sizeof(p));
 	if (explicit)
 		snprintf(name, sizeof(name), "%s", o->event);
 	else
 		snprintf(name, sizeof(name), PEBS_LOADS_EVENT ":ldlat=%u", o->ldlat);
 	/* an explicit event's samples say their kind in DATA_SRC; count them as loads if not */
-	if (add_event(&p, pmu, o, name, ACCESS_LOAD, &err) < 0) {
+	if (add_event(&p, pmu, o, pfm, name, ACCESS_LOAD, &err) < 0) {
 		if (reason)
 			snprintf(reason, size, "libpfm4 cannot encode %s: %s", name,
-				 pfm_strerror(err));
+				 pfm->strerror(err));
 		return -ENOENT;
 	}
 	if (pmu->has_aux && is_load_latency(&p.ev[0].attr))
 		add_aux_leader(&p, pmu, 0);
 	if (!explicit && o->stores &&
-	    add_event(&p, pmu, o, PEBS_STORES_EVENT, ACCESS_STORE, &err) < 0 && reason)
+	    add_event(&p, pmu, o, pfm, PEBS_STORES_EVENT, ACCESS_STORE, &err) < 0 && reason)
 		snprintf(reason, size, "libpfm4 cannot encode %s: %s; sampling loads only",
-			 PEBS_STORES_EVENT, pfm_strerror(err));
+			 PEBS_STORES_EVENT, pfm->strerror(err));
 	leader_first(&p);
 	*out = p;
 	return 0;
@@ -488,7 +495,8 @@ static int pebs_prepare(const struct pebs_source_params *p, struct pebs_source *
 			      .ldlat = p->cfg->sources.pebs.ldlat,
 			      .stores = p->cfg->sources.pebs.stores,
 			      .event = p->cfg->sources.pebs.event,
-			      .phys_addr = p->phys_addr};
+			      .phys_addr = p->phys_addr,
+			      .pfm = p->pfm};
 	struct pebs_pmu pmu;
 	struct pebs_plan plan;
 	struct pebs_open_ops real = pebs_open_real;

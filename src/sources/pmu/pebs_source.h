@@ -6,8 +6,9 @@
  * precise_ip the kernel accepts, and turning samples into access events (pmu_filter).
  * The generic sampler (perf_sampler) opens, maps and drains the per-CPU events.
  *
- * Main thread for everything but pebs_source_convert (source thread). libpfm4 reads
- * LIBPFM_FORCE_PMU once, at its first initialisation in the process. */
+ * Main thread for everything but pebs_source_convert (source thread). libpfm4 is loaded at
+ * the first plan (sources/pmu/pfm_lib.h), and reads LIBPFM_FORCE_PMU once, at its first
+ * initialisation in the process. */
 #ifndef PGHOTD_PEBS_SOURCE_H
 #define PGHOTD_PEBS_SOURCE_H
 
@@ -23,6 +24,7 @@
 #include "sources/source.h"
 
 struct perf_sample;
+struct pfm_lib;
 
 #define PEBS_MAX_EVENTS	  3
 #define PEBS_REASON_MAX	  512
@@ -41,11 +43,12 @@ struct pebs_pmu {
 };
 
 struct pebs_opts {
-	uint64_t period;   /* sources.pebs.period */
-	unsigned ldlat;	   /* sources.pebs.ldlat */
-	bool stores;	   /* sources.pebs.stores */
-	const char *event; /* sources.pebs.event; NULL or "" to choose */
-	bool phys_addr;	   /* PHYS_ADDR permitted */
+	uint64_t period;	   /* sources.pebs.period */
+	unsigned ldlat;		   /* sources.pebs.ldlat */
+	bool stores;		   /* sources.pebs.stores */
+	const char *event;	   /* sources.pebs.event; NULL or "" to choose */
+	bool phys_addr;		   /* PHYS_ADDR permitted */
+	const struct pfm_lib *pfm; /* NULL: libpfm.so.4, loaded once (pfm_lib_get) */
 };
 
 struct pebs_event {
@@ -66,9 +69,11 @@ struct pebs_plan {
  * (must exist), events/mem-loads-aux, cpus. -ENODEV without a PMU that has mem-loads, -EINVAL
  * for a malformed file; reason (may be NULL) names the file. *out untouched on failure. */
 int pebs_source_pmu_read(const char *sysfs_root, struct pebs_pmu *out, char *reason, size_t size);
-/* Builds the events. -ENOENT when libpfm4 cannot encode the loads (or the explicit) event,
- * with reason "libpfm4 cannot encode <event>: <pfm error>"; a stores event it cannot encode is
- * left out (a warning in reason, return 0). precise_ip starts at 3: see pick_precise. */
+/* Builds the events. The load's -errno when libpfm4 could not be loaded, with reason "cannot
+ * load libpfm4: <dlerror()>"; -ENOENT when libpfm4 cannot encode the loads (or the explicit)
+ * event, with reason "libpfm4 cannot encode <event>: <pfm error>"; a stores event it cannot
+ * encode is left out (a warning in reason, return 0). precise_ip starts at 3: see
+ * pick_precise. */
 int pebs_source_plan(const struct pebs_pmu *pmu, const struct pebs_opts *o, struct pebs_plan *out,
 		     char *reason, size_t size);
 
@@ -110,6 +115,7 @@ struct pebs_source_params {
 	const struct topology *topo;	   /* placement; must outlive the source (may be NULL) */
 	bool phys_addr;			   /* PHYS_ADDR permitted */
 	const struct pebs_open_ops *probe; /* precise_ip probing; NULL: pebs_open_real */
+	const struct pfm_lib *pfm;	   /* NULL: libpfm.so.4, loaded once (pfm_lib_get) */
 	/* ring_pages 0: cfg's; cpus NULL: cpu_core's CPUs on hybrid parts, else all */
 	struct perf_sampler_params sampler;
 };
@@ -118,9 +124,9 @@ struct pebs_source;
 
 /* Main thread. Finds the PMU, plans the events with libpfm4, probes precise_ip, opens every
  * per-CPU event (group led by mem-loads-aux where needed) through perf_sampler and starts
- * its thread with the adaptive period controller. On failure: -ENODEV (no PMU or no event
- * for this model) or the -errno of the refused open; reason holds the text to show after
- * "unavailable: "; pghotd_source_active{pebs} stays 0. */
+ * its thread with the adaptive period controller. On failure: -ENODEV (no PMU, no libpfm4
+ * or no event for this model) or the -errno of the refused open; reason holds the text to
+ * show after "unavailable: "; pghotd_source_active{pebs} stays 0. */
 int pebs_source_start(const struct pebs_source_params *p, struct pebs_source **out, char *reason,
 		      size_t size);
 void pebs_source_stop(struct pebs_source *s);
