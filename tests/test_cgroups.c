@@ -14,122 +14,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "base/config.h"
 #include "base/stats.h"
-#include "sys/topology.h"
 #include "table/cgroups.h"
 #include "table/hot_table.h"
 #include "table/procs.h"
+#include "cgroups_fixture.h"
 
-#define NODES 3 /* sysfs-3node-cxl: node 2 is the slow one */
-
-struct env {
-	char root[64];
-	struct procs *procs;
-	struct cgroups *cg;
-	struct hot_table *hot;
-	struct stats stats;
-	struct pghotd_config *cfg;
-};
-
-static void put(const char *dir, const char *name, const char *text, size_t len)
+/* The fixture's results, asserted. */
+static struct cgfx *env_new(unsigned max_shown, unsigned max_procs, uint64_t walk_bytes)
 {
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(text, 1, len, f), len);
-	fclose(f);
-}
-
-/* Process pid in the cgroup of path[0..len) with pages resident on each of the three nodes. */
-static void add_proc(struct env *e, pid_t pid, const char *path, size_t len, const uint64_t *pages)
-{
-	char dir[128], text[256], *cg = malloc(len + 8);
-	int n;
-
-	assert_non_null(cg);
-	snprintf(dir, sizeof(dir), "%s/%d", e->root, (int)pid);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	n = snprintf(text, sizeof(text),
-		     "%d (w) S 1 1 1 0 -1 4194304 101 0 0 0 0 0 0 0 20 0 1 0 %d 3133440 389\n",
-		     (int)pid, 1000 + (int)pid);
-	put(dir, "stat", text, (size_t)n);
-	n = snprintf(text, sizeof(text), "90000 %" PRIu64 " 0 0 0 0 0\n",
-		     pages[0] + pages[1] + pages[2]);
-	put(dir, "statm", text, (size_t)n);
-	put(dir, "comm", "w\n", 2);
-	memcpy(cg, "0::", 3);
-	memcpy(cg + 3, path, len);
-	cg[len + 3] = '\n';
-	put(dir, "cgroup", cg, len + 4);
-	n = snprintf(text, sizeof(text),
-		     "7f0000000000 default anon=1 N0=%" PRIu64 " N1=%" PRIu64 " N2=%" PRIu64
-		     " kernelpagesize_kB=4\n7f1000000000 default\n",
-		     pages[0], pages[1], pages[2]);
-	put(dir, "numa_maps", text, (size_t)n);
-	assert_true(procs_handle(e->procs, pid) > 0);
-	free(cg);
-}
-
-static struct env *env_new(unsigned max_shown, unsigned max_procs, uint64_t walk_bytes)
-{
-	struct env *e = calloc(1, sizeof(*e));
+	const struct cgfx_opts o = {.max_shown = max_shown,
+				    .max_procs = max_procs,
+				    .reads_per_tick = max_procs,
+				    .walk_bytes = walk_bytes};
 	const char *fixtures = getenv("PGHOTD_FIXTURES");
-	char path[512];
-	struct cgroups_deps d = {.nr_nodes = NODES, .walk_bytes = walk_bytes};
+	struct cgfx *e = NULL;
 
-	assert_non_null(e);
 	assert_non_null(fixtures);
-	snprintf(e->root, sizeof(e->root), "/tmp/pghotd-cgroups-XXXXXX");
-	assert_non_null(mkdtemp(e->root));
-	assert_int_equal(procs_new(e->root, max_procs, &e->procs), 0);
-	assert_int_equal(hot_table_new(4096, 4096, &e->hot), 0);
-	stats_init(&e->stats, NODES);
-	assert_int_equal(config_new_defaults(&e->cfg), 0);
-	snprintf(path, sizeof(path), "%s/sysfs-3node-cxl", fixtures);
-	assert_int_equal(topology_load(path, &e->cfg->topo), 0);
-	d.procfs_root = e->root;
-	d.procs = e->procs;
-	d.hot = e->hot;
-	d.stats = &e->stats;
-	d.reads_per_tick = max_procs;
-	memcpy(d.seed, "0123456789abcdef", SIPHASH_KEY_SIZE);
-	assert_int_equal(cgroups_new(&d, max_shown, &e->cg), 0);
+	assert_int_equal(cgfx_new(fixtures, &o, &e), 0);
 	return e;
 }
 
-static void env_free(struct env *e)
+static void add_proc(struct cgfx *e, pid_t pid, const char *path, size_t len, const uint64_t *pages)
 {
-	char cmd[128];
-
-	cgroups_free(e->cg);
-	hot_table_free(e->hot);
-	procs_free(e->procs);
-	topology_free(e->cfg->topo);
-	e->cfg->topo = NULL;
-	config_free(e->cfg);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", e->root);
-	assert_int_equal(system(cmd), 0);
-	free(e);
+	assert_int_equal(cgfx_proc(e, pid, path, len, pages), 0);
 }
 
-static char *render(struct env *e, size_t *len)
+static void env_free(struct cgfx *e)
 {
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
+	assert_int_equal(cgfx_free(e), 0);
+}
 
-	assert_non_null(f);
-	assert_int_equal(cgroups_render(e->cg, f), 0);
-	assert_int_equal(fclose(f), 0);
-	return buf;
+static char *render(struct cgfx *e, size_t *len)
+{
+	char *text = NULL;
+
+	assert_int_equal(cgfx_render(e, &text, len), 0);
+	return text;
 }
 
 static bool has_line(const char *text, const char *line)
@@ -161,7 +86,7 @@ static size_t count_lines(const char *text, size_t len)
 
 static void figures_sum_by_cgroup_and_node(void **state)
 {
-	struct env *e = env_new(4, 64, 0);
+	struct cgfx *e = env_new(4, 64, 0);
 	static const uint64_t a[] = {10, 0, 5}, b[] = {1, 2, 3}, c[] = {0, 0, 100};
 	struct hot_access acc = {.vaddr = 0x7f0000001000, .node = 0, .size = HOT_SIZE_BASE};
 	struct hot_params hp = {.threshold = 1, .window_ms = 1000, .cooldown_ms = 0};
@@ -202,7 +127,7 @@ static void figures_sum_by_cgroup_and_node(void **state)
 /* A displaced cgroup's series leaves the file and its later moves count in (other). */
 static void other_keeps_what_it_counted(void **state)
 {
-	struct env *e = env_new(1, 64, 0);
+	struct cgfx *e = env_new(1, 64, 0);
 	static const uint64_t small[] = {0, 0, 10}, big[] = {0, 0, 21};
 	uint32_t h;
 	char *text;
@@ -236,7 +161,7 @@ static void other_keeps_what_it_counted(void **state)
  * path is shown whole, a 4,096-byte name is too long: a read failure, counted, folded. */
 static void hostile_cgroup_names_render_escaped_or_fold(void **state)
 {
-	struct env *e = env_new(8, 64, 0);
+	struct cgfx *e = env_new(8, 64, 0);
 	static const uint64_t p1[] = {0, 0, 1};
 	static const char odd[] = "/x\"y\\z\nw", bad[] = "/ok\xff";
 	char *longest = malloc(4096), *text;
@@ -272,14 +197,14 @@ static void hostile_cgroup_names_render_escaped_or_fold(void **state)
  * nodes), and the rounds allocate nothing that stays (the same bytes in use before as after). */
 static void ten_thousand_cgroups_stay_within_the_bound(void **state)
 {
-	struct env *e = env_new(16, 16384, UINT64_C(1) << 40); /* every numa_maps in one round */
+	struct cgfx *e = env_new(16, 16384, UINT64_C(1) << 40); /* every numa_maps in one round */
 	struct mallinfo2 before, after;
 	char path[32], *text;
 	size_t len;
 	(void)state;
 
 	for (int i = 1; i <= 10000; i++) {
-		uint64_t pages[NODES] = {1, 0, (uint64_t)i};
+		uint64_t pages[CGFX_NODES] = {1, 0, (uint64_t)i};
 		int n = snprintf(path, sizeof(path), "/w.slice/job-%d", i);
 
 		add_proc(e, 100 + i, path, (size_t)n, pages);
@@ -291,7 +216,7 @@ static void ten_thousand_cgroups_stay_within_the_bound(void **state)
 	after = mallinfo2();
 	assert_int_equal(after.uordblks, before.uordblks);
 	text = render(e, &len);
-	assert_int_equal(count_lines(text, len), 10 + 2 + 17 * (3 + NODES));
+	assert_int_equal(count_lines(text, len), 10 + 2 + 17 * (3 + CGFX_NODES));
 	has_lines(text,
 		  (const char *const[]){
 		      "pghotd_cgroups{state=\"shown\"} 16", "pghotd_cgroups{state=\"folded\"} 9984",
@@ -310,7 +235,7 @@ static void ten_thousand_cgroups_stay_within_the_bound(void **state)
  * the first), the eleventh round. */
 static void numa_maps_walks_stay_within_their_allowance(void **state)
 {
-	struct env *e = env_new(4, 64, 1 << 20);
+	struct cgfx *e = env_new(4, 64, 1 << 20);
 	static const uint64_t big[] = {0, 0, 2560}, small[] = {0, 0, 16};
 	char *text;
 	size_t len;
@@ -335,7 +260,7 @@ static void numa_maps_walks_stay_within_their_allowance(void **state)
 
 static void zero_cgroups_max_renders_nothing_until_raised(void **state)
 {
-	struct env *e = env_new(0, 64, 0);
+	struct cgfx *e = env_new(0, 64, 0);
 	static const uint64_t p[] = {1, 1, 1};
 	char *text;
 	size_t len;

@@ -23,7 +23,6 @@
 #include "sources/pmu/pebs_source.h"
 #include "sys/topology.h"
 
-#define ENGINE_MAX_PROCS 32768
 /* Demotion candidates held: four promoter takes (PROMOTER_WORK_MAX each), so one re-offer of a
  * full node's cold pages serves an exchange for 64 MiB of hot pages without waiting for the
  * source's next round (a full list drops its warmer half, so it holds half that at least). */

@@ -21,6 +21,10 @@ struct engine_env {
 	const struct perf_sampler_ops *perf_ops; /* the perf sources' syscalls; NULL: real */
 };
 
+/* Processes the registry tracks at once (procs_new()): every per-process array beside it
+ * (cgroups.h) has this many slots, whatever number of processes is watched. */
+#define ENGINE_MAX_PROCS 32768
+
 /* The hot table's entries at start: twice the slow tier's pages (a page is tracked while it is
  * slow, or promoted within its cooldown), at least ENGINE_TABLE_FLOOR, at most hot_table.capacity
  * (configured): a table beyond that is DRAM held for nothing, 16 MiB at the shipped capacity
