@@ -368,7 +368,7 @@ static void cold_passes_come_sooner_while_a_watched_node_has_few_offers(void **s
 
 	assert_true(damon_cold_pass_due(&c, f->cfg, t0, 0, 0, 0));	   /* the first */
 	assert_false(damon_cold_pass_due(&c, f->cfg, t0 + half, 0, 0, 0)); /* nothing watched */
-	assert_false(damon_cold_pass_due(&c, f->cfg, t0 + half, 0, 1, DAMON_COLD_LOW));
+	assert_false(damon_cold_pass_due(&c, f->cfg, t0 + half, 0, 1, COLD_LIST_LOW));
 	assert_false(damon_cold_pass_due(&c, f->cfg, t0 + half - 1, 0, 1, 0));
 	assert_true(damon_cold_pass_due(&c, f->cfg, t0 + half, 0, 1, 0)); /* low */
 	assert_false(damon_cold_pass_due(&c, f->cfg, t0 + half + 1, 0, 1, 0));
@@ -452,6 +452,10 @@ static void warm_region_is_hot_only_while_a_fast_node_has_room(void **state)
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 0);
 	r.nr_accesses = DAMON_HOT_MIN - 1;
 	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 8);
+	/* Beside intense data its warmth may be theirs: not promoted for it. */
+	f->feed.by_intense = true;
+	assert_int_equal(damon_feed_region(&f->feed, &f->proc, &r, 1000), 0);
+	f->feed.by_intense = false;
 	r.nr_accesses = 0;
 	f->feed.warm = false;
 	f->got.n = 0;

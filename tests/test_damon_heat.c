@@ -40,13 +40,13 @@ static void a_new_range_has_its_own_samples_only(void **state)
 	struct damon_region r = reg(0, 4, 3);
 
 	(void)state;
-	assert_int_equal(damon_heat_note(&h, &r, ms(1000), SPAN_NS, AGGR_US, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &r, ms(1000), SPAN_NS, AGGR_US, false, &s), 0);
 	assert_true(s.hits == 1.0f); /* an aggregation that found it accessed, however often */
 	assert_true(fabsf(s.expo_s - 0.1f) < 1e-6f);
 	assert_false(damon_heat_warm(&s, AGGR_US)); /* fewer than DAMON_HEAT_HITS */
 	r.nr_accesses = 0;
 	r.start = r.end, r.end += 4 * MIB; /* the same aggregation: no history of its own */
-	assert_int_equal(damon_heat_note(&h, &r, ms(1010), SPAN_NS, AGGR_US, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &r, ms(1010), SPAN_NS, AGGR_US, false, &s), 0);
 	assert_true(s.hits == 0.0f);
 	/* Warm: DAMON_HEAT_HITS, at one per DAMON_HEAT_PERIOD_MS of exposure or more (two
 	 * aggregation intervals where those are longer). */
@@ -56,7 +56,7 @@ static void a_new_range_has_its_own_samples_only(void **state)
 	assert_false(damon_heat_warm(&s, AGGR_US));
 	assert_true(damon_heat_warm(&s, 2000000));
 	assert_int_equal(damon_heat_note(&h, &(struct damon_region){.start = 5, .end = 5}, ms(1020),
-					 SPAN_NS, AGGR_US, &s),
+					 SPAN_NS, AGGR_US, false, &s),
 			 -EINVAL);
 	damon_heat_free(&h);
 }
@@ -69,12 +69,12 @@ static void a_split_region_keeps_the_history_of_its_range(void **state)
 			    beyond = reg(8, 16, 0);
 
 	(void)state;
-	assert_int_equal(damon_heat_note(&h, &whole, ms(1000), SPAN_NS, AGGR_US, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &whole, ms(1000), SPAN_NS, AGGR_US, false, &s), 0);
 	/* The next aggregation (100 ms on): each half carries the whole's history (one hit: at
 	 * most one a second of aggregation, however many samples found it used), decayed. */
-	assert_int_equal(damon_heat_note(&h, &left, ms(1100), SPAN_NS, AGGR_US, &a), 0);
-	assert_int_equal(damon_heat_note(&h, &right, ms(1100), SPAN_NS, AGGR_US, &b), 0);
-	assert_int_equal(damon_heat_note(&h, &beyond, ms(1100), SPAN_NS, AGGR_US, &c), 0);
+	assert_int_equal(damon_heat_note(&h, &left, ms(1100), SPAN_NS, AGGR_US, false, &a), 0);
+	assert_int_equal(damon_heat_note(&h, &right, ms(1100), SPAN_NS, AGGR_US, false, &b), 0);
+	assert_int_equal(damon_heat_note(&h, &beyond, ms(1100), SPAN_NS, AGGR_US, false, &c), 0);
 	assert_true(fabsf(a.hits - expf(-100.0f / DAMON_HEAT_TAU_MS)) < 1e-4f);
 	assert_true(a.hits == b.hits && a.expo_s == b.expo_s);
 	assert_true(a.expo_s > 0.19f && a.expo_s < 0.2f);
@@ -84,11 +84,11 @@ static void a_split_region_keeps_the_history_of_its_range(void **state)
 	assert_true(a.warm_lo == 0 && a.warm_hi == 0);
 	/* Merged again, the halves' histories are averaged by size: here the same. */
 	whole.nr_accesses = 0;
-	assert_int_equal(damon_heat_note(&h, &whole, ms(1200), SPAN_NS, AGGR_US, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &whole, ms(1200), SPAN_NS, AGGR_US, false, &s), 0);
 	assert_true(fabsf(s.hits - a.hits * expf(-100.0f / DAMON_HEAT_TAU_MS)) < 1e-4f);
 	/* At aggregations of 2 s, up to two hits an aggregation. */
 	whole.nr_accesses = 5;
-	assert_int_equal(damon_heat_note(&h, &whole, ms(5000), SPAN_NS * 20, 2000000, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &whole, ms(5000), SPAN_NS * 20, 2000000, false, &s), 0);
 	assert_true(s.hits > 2.0f && s.hits < 2.7f);
 	damon_heat_free(&h);
 }
@@ -100,15 +100,15 @@ static void a_region_below_the_last_opens_the_next_aggregation(void **state)
 	struct damon_region a = reg(0, 4, 5), b = reg(4, 8, 0);
 
 	(void)state;
-	assert_int_equal(damon_heat_note(&h, &a, ms(1000), SPAN_NS, AGGR_US, &s), 0);
-	assert_int_equal(damon_heat_note(&h, &b, ms(1001), SPAN_NS, AGGR_US, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &a, ms(1000), SPAN_NS, AGGR_US, false, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &b, ms(1001), SPAN_NS, AGGR_US, false, &s), 0);
 	/* Within the span of time, but the address went back: a new aggregation, so a's range
 	 * carries its hit instead of taking b's place in this one. */
 	a.nr_accesses = 0;
-	assert_int_equal(damon_heat_note(&h, &a, ms(1002), SPAN_NS, AGGR_US, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &a, ms(1002), SPAN_NS, AGGR_US, false, &s), 0);
 	assert_true(s.hits > 0.99f);
 	/* And a record past the aggregation's span of time opens the next one too. */
-	assert_int_equal(damon_heat_note(&h, &b, ms(1002) + SPAN_NS, SPAN_NS, AGGR_US, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &b, ms(1002) + SPAN_NS, SPAN_NS, AGGR_US, false, &s), 0);
 	assert_int_equal(h.ncur, 1);
 	damon_heat_free(&h);
 }
@@ -180,7 +180,7 @@ static void aggregate(struct damon_heat *h, double t_s, double stop_broad_s, uin
 					  .end = BASE + (uint64_t)(end * MIB),
 					  .nr_accesses = nr};
 		assert_int_equal(
-		    damon_heat_note(h, &r, (uint64_t)(t_s * 1e9), SPAN_NS, AGGR_US, &s), 0);
+		    damon_heat_note(h, &r, (uint64_t)(t_s * 1e9), SPAN_NS, AGGR_US, false, &s), 0);
 		if (damon_heat_warm(&s, AGGR_US)) {
 			/* Charge each zone the part of the region inside it. */
 			double lo = at, hi = end;
@@ -260,19 +260,54 @@ static void only_the_part_warm_twice_running_is_given(void **state)
 	(void)state;
 	/* 4 MiB found accessed every aggregation for 1 s is warm; the 4 MiB after it never. */
 	for (int i = 0; i < 10; i++, t += ms(100)) {
-		assert_int_equal(damon_heat_note(&h, &used, t, SPAN_NS, AGGR_US, &s), 0);
-		assert_int_equal(damon_heat_note(&h, &never, t + 1000, SPAN_NS, AGGR_US, &s), 0);
+		assert_int_equal(damon_heat_note(&h, &used, t, SPAN_NS, AGGR_US, false, &s), 0);
+		assert_int_equal(damon_heat_note(&h, &never, t + 1000, SPAN_NS, AGGR_US, false, &s), 0);
 	}
-	assert_int_equal(damon_heat_note(&h, &used, t, SPAN_NS, AGGR_US, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &used, t, SPAN_NS, AGGR_US, false, &s), 0);
 	assert_true(s.warm);
 	assert_true(s.warm_lo == used.start && s.warm_hi == used.end);
-	assert_int_equal(damon_heat_note(&h, &never, t + 1000, SPAN_NS, AGGR_US, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &never, t + 1000, SPAN_NS, AGGR_US, false, &s), 0);
 	assert_false(s.warm);
 	/* DAMON merges a piece of the used data with the never-used: warm on the piece's
 	 * history, but only the piece was warm before. */
 	t += ms(100);
-	assert_int_equal(damon_heat_note(&h, &both, t, SPAN_NS, AGGR_US, &s), 0);
+	assert_int_equal(damon_heat_note(&h, &both, t, SPAN_NS, AGGR_US, false, &s), 0);
 	assert_true(s.warm_lo == both.start && s.warm_hi == used.end);
+	damon_heat_free(&h);
+}
+
+/* A region that overlaps one intense the aggregation before, or touches one intense now, may
+ * owe its warmth to it. */
+static void warmth_beside_intense_data_is_told(void **state)
+{
+	struct damon_heat h = {0};
+	struct damon_heat_span s;
+	struct damon_region unit = {.kdamond = 7, .target = 1, .start = 0, .end = 8192,
+				    .nr_accesses = 20};
+	struct damon_region rest = {.kdamond = 7, .target = 1, .start = 8192, .end = 16384};
+	struct damon_region edge = {.kdamond = 7, .target = 1, .start = 4096, .end = 12288};
+	struct damon_region far = {.kdamond = 7, .target = 1, .start = 12288, .end = 20480};
+
+	(void)state;
+	assert_int_equal(damon_heat_note(&h, &unit, ms(1000), SPAN_NS, AGGR_US, true, &s), 0);
+	assert_true(s.intense);
+	assert_false(s.near_intense);
+	assert_int_equal(damon_heat_note(&h, &rest, ms(1001), SPAN_NS, AGGR_US, false, &s), 0);
+	assert_false(s.near_intense);
+	/* Touching the intense unit in the same drain. */
+	assert_true(damon_heat_by_intense(&s, &rest, &unit, true, NULL, false));
+	assert_false(damon_heat_by_intense(&s, &rest, &unit, false, NULL, false));
+	/* The next aggregation cuts across the unit's edge: it overlaps the intense span. */
+	assert_int_equal(damon_heat_note(&h, &edge, ms(1100), SPAN_NS, AGGR_US, false, &s), 0);
+	assert_true(s.near_intense);
+	assert_true(damon_heat_by_intense(&s, &edge, NULL, false, NULL, false));
+	/* Memory that overlapped no intense span, beside no intense region, owes it nothing. */
+	assert_int_equal(damon_heat_note(&h, &far, ms(1101), SPAN_NS, AGGR_US, false, &s), 0);
+	assert_false(s.near_intense);
+	assert_false(damon_heat_by_intense(&s, &far, &edge, false, NULL, false));
+	assert_true(damon_heat_by_intense(&s, &far, &edge, true, NULL, false));
+	far.target = 2; /* another process's intense region is no neighbour */
+	assert_false(damon_heat_by_intense(&s, &far, &edge, true, NULL, false));
 	damon_heat_free(&h);
 }
 
@@ -308,7 +343,7 @@ static void keeps_the_histories_of_the_listed_processes_only(void **state)
 
 	(void)state;
 	assert_non_null(damon_heats_of(&hs, 5));
-	assert_int_equal(damon_heat_note(damon_heats_of(&hs, 7), &r, ms(1), SPAN_NS, AGGR_US, &s),
+	assert_int_equal(damon_heat_note(damon_heats_of(&hs, 7), &r, ms(1), SPAN_NS, AGGR_US, false, &s),
 			 0);
 	assert_int_equal(hs.n, 2);
 	assert_ptr_equal(damon_heats_of(&hs, 7), &hs.h[1]);
@@ -332,6 +367,7 @@ int main(void)
 	    cmocka_unit_test(data_no_longer_used_cools_within_ten_seconds),
 	    cmocka_unit_test(only_the_part_warm_twice_running_is_given),
 	    cmocka_unit_test(a_region_is_inside_warm_data_between_warm_neighbours),
+	    cmocka_unit_test(warmth_beside_intense_data_is_told),
 	    cmocka_unit_test(keeps_the_histories_of_the_listed_processes_only),
 	};
 

@@ -57,7 +57,7 @@ void damon_cold_pass_start(struct damon_cold_pass *c)
 bool damon_cold_pass_due(struct damon_cold_pass *c, const struct pghotd_config *cfg,
 			 uint64_t now_ms, uint32_t epoch, uint64_t want, size_t offers)
 {
-	bool low = want && offers < DAMON_COLD_LOW &&
+	bool low = want && offers < COLD_LIST_LOW &&
 		   now_ms >= c->last_ms + config_demotion_exchange_ms(cfg) / 2;
 
 	if (now_ms < c->next_ms && epoch == c->epoch && !low)
@@ -188,8 +188,8 @@ long damon_feed_region(const struct damon_feed *f, const struct damon_feed_proc 
 	/* A region found used in DAMON_HOT_MIN samples of this aggregation but not hot is used
 	 * intensely in part: the cuts isolate that part (damon_regions.h), where a warm move
 	 * would take its cold rest too. */
-	bool hot = intense || (f->warm && f->warm_pass && f->room && f->warm_hi > f->warm_lo &&
-			       r->nr_accesses < DAMON_HOT_MIN);
+	bool hot = intense || (f->warm && f->warm_pass && f->room && !f->by_intense &&
+			       f->warm_hi > f->warm_lo && r->nr_accesses < DAMON_HOT_MIN);
 	/* Warm alone: only the part warm twice running (damon_heat_note()). */
 	uint64_t start = intense || !hot || f->warm_lo < r->start ? r->start : f->warm_lo;
 	uint64_t end = intense || !hot || f->warm_hi > r->end ? r->end : f->warm_hi;

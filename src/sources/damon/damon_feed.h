@@ -11,7 +11,9 @@
  * pages on the fast nodes the cold list wants go to the cold list, idle since the region's age
  * began. A region whose history shows broad use (damon_heat.h: warm) is never a cold
  * candidate, and its part that was warm in the aggregation before too (damon_heat_note()) is
- * hot while a fast node has room (evidence_fast_room()) and the region's own samples show
+ * hot while a fast node has room (evidence_fast_room()), the region is not beside data hot by
+ * its samples (damon_heat_by_intense(): the edge of a hot unit, whose cold pages read warm
+ * from it), and the region's own samples show
  * little use (fewer than DAMON_HOT_MIN: more, and it is used intensely in part, which the cuts
  * isolate; moved whole it took the cold rest of 2 MiB hot units' regions), in one
  * aggregation a second (a warm pass, DAMON_WARM_PASS_MS). A warm region between warm
@@ -70,6 +72,7 @@ struct damon_feed {
 	bool warm;		   /* the region's history shows broad use (damon_heat_warm()) */
 	uint64_t warm_lo, warm_hi; /* and its part warm twice running (damon_heat_note()) */
 	bool warm_inside;	   /* warm, and its neighbours on both sides too */
+	bool by_intense;	   /* beside intense data (damon_heat_by_intense()) */
 	bool warm_pass;		   /* the region is in a warm pass (damon_warm_pass_due()) */
 	bool room;		   /* a fast node has room (evidence_fast_room()) */
 	uint64_t now_ns;	   /* CLOCK_MONOTONIC */
@@ -106,15 +109,11 @@ struct damon_cold_pass {
 	uint32_t epoch;		   /* the cold list's epoch at the last pass */
 };
 
-/* A watched node with fewer offers than this waits no longer than half the exchange age for a
- * pass: a demotion's worth (PROMOTER_WORK_MAX). */
-#define DAMON_COLD_LOW 4096
-
 void damon_cold_pass_start(struct damon_cold_pass *c);
 /* Starts a pass (damon_cold_pass_start()) when one is due at now_ms, and says whether it did:
  * a quarter of the idle time after the last (offers stay trusted that long), at once when the
  * mover asked for more (epoch, cold_list_epoch(), moved on), and half the exchange age after the
- * last while a node is watched (want) and the cold list holds fewer than DAMON_COLD_LOW
+ * last while a node is watched (want) and the cold list holds fewer than COLD_LIST_LOW
  * offers (offers): data that settled since the last pass (a process done with its buffers)
  * is on offer before hot pages wait for room, not up to a quarter of the idle time later. */
 bool damon_cold_pass_due(struct damon_cold_pass *c, const struct pghotd_config *cfg,

@@ -55,6 +55,7 @@ static void carry(struct damon_heat *h, uint64_t start, uint64_t end, uint64_t t
 			out->warm_lo = out->warm_hi ? out->warm_lo : lo;
 			out->warm_hi = hi;
 		}
+		out->near_intense |= p->intense;
 	}
 	d = exp(-(double)(time_ns - h->prev_ns) / 1e6 / DAMON_HEAT_TAU_MS);
 	out->hits = (float)(hits / len * d);
@@ -72,9 +73,9 @@ static float aggr_hits(uint32_t nr_accesses, uint32_t aggr_us)
 }
 
 int damon_heat_note(struct damon_heat *h, const struct damon_region *r, uint64_t time_ns,
-		    uint64_t span_ns, uint32_t aggr_us, struct damon_heat_span *out)
+		    uint64_t span_ns, uint32_t aggr_us, bool intense, struct damon_heat_span *out)
 {
-	struct damon_heat_span s = {.start = r->start, .end = r->end};
+	struct damon_heat_span s = {.start = r->start, .end = r->end, .intense = intense};
 
 	if (r->end <= r->start)
 		return -EINVAL;
@@ -103,17 +104,24 @@ bool damon_heat_warm(const struct damon_heat_span *s, uint32_t aggr_us)
 	return s->hits >= DAMON_HEAT_HITS && s->hits * period >= s->expo_s;
 }
 
-/* Whether region o, warm, is r's neighbour in one target of one kdamond. */
-static bool warm_beside(const struct damon_region *r, const struct damon_region *o, bool warm)
+/* Whether region o, flagged, is r's neighbour in one target of one kdamond. */
+static bool beside(const struct damon_region *r, const struct damon_region *o, bool flag)
 {
-	return o && warm && o->kdamond == r->kdamond && o->target == r->target &&
+	return o && flag && o->kdamond == r->kdamond && o->target == r->target &&
 	       (o->end == r->start || r->end == o->start);
 }
 
 bool damon_heat_inside(const struct damon_region *r, const struct damon_region *prev,
 		       bool prev_warm, const struct damon_region *next, bool next_warm)
 {
-	return warm_beside(r, prev, prev_warm) && warm_beside(r, next, next_warm);
+	return beside(r, prev, prev_warm) && beside(r, next, next_warm);
+}
+
+bool damon_heat_by_intense(const struct damon_heat_span *s, const struct damon_region *r,
+			   const struct damon_region *prev, bool prev_intense,
+			   const struct damon_region *next, bool next_intense)
+{
+	return s->near_intense || beside(r, prev, prev_intense) || beside(r, next, next_intense);
 }
 
 void damon_heat_free(struct damon_heat *h)

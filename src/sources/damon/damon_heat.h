@@ -24,7 +24,8 @@
  * What it cannot tell: a region one tenth of whose pages are used intensely shows the same
  * samples as one whose every page is used now and then (each sample finds its page used with
  * the same chance), so a hot set scattered page by page among cold pages reads as warm. The
- * feed promotes warm regions only while a fast node has room (damon_feed.h).
+ * feed promotes warm regions only while a fast node has room, and none beside a region hot by
+ * its own samples (damon_heat_by_intense(), damon_feed.h).
  *
  * Pure. One thread (the DAMON source's). */
 #ifndef PGHOTD_DAMON_HEAT_H
@@ -57,6 +58,8 @@ struct damon_heat_span {
 	/* The part of [start, end) that regions warm in the aggregation before covered, from
 	 * the first such byte to the last (both 0: none). */
 	uint64_t warm_lo, warm_hi;
+	bool intense;	   /* hot by its own samples when noted (damon_region_hot()) */
+	bool near_intense; /* overlaps a span intense in the aggregation before */
 };
 
 /* One process's history. Zeroed: empty (damon_heat_free() releases it). */
@@ -76,13 +79,24 @@ struct damon_heat {
  * -ENOMEM (out untouched) when the spans cannot grow; past DAMON_HEAT_SPANS the region's own
  * samples only. */
 int damon_heat_note(struct damon_heat *h, const struct damon_region *r, uint64_t time_ns,
-		    uint64_t span_ns, uint32_t aggr_us, struct damon_heat_span *out);
+		    uint64_t span_ns, uint32_t aggr_us, bool intense, struct damon_heat_span *out);
 /* Whether region r, warm, lies inside warm data: its neighbours on both sides, prev and next
  * (NULL: none in this drain), are warm, of the same target of the same kdamond, and touch it.
  * At the edge of warm data DAMON's regions straddle used and unused memory, differently at
  * each aggregation, so a warm region there may hold memory never used. */
 bool damon_heat_inside(const struct damon_region *r, const struct damon_region *prev,
 		       bool prev_warm, const struct damon_region *next, bool next_warm);
+/* Whether the warmth of region r, noted as s, may be that of data used intensely beside it: r
+ * overlaps a span intense in the aggregation before (s->near_intense), or its neighbour prev
+ * or next (NULL: none in this drain), of the same target of the same kdamond and touching it,
+ * is intense now. A region holding the edge of a hot unit, or the cold pages DAMON's regions
+ * shared with one lately, reads warm (its history carries the unit's hits, or its few hot pages
+ * show in some samples) the way data used broadly does; broad data is almost never intense
+ * itself (its use shows in few of an aggregation's samples), so beside intense data warmth is
+ * no evidence (the cuts find the hot part, damon_regions.h). */
+bool damon_heat_by_intense(const struct damon_heat_span *s, const struct damon_region *r,
+			   const struct damon_region *prev, bool prev_intense,
+			   const struct damon_region *next, bool next_intense);
 /* Whether the history shows broad use (above), at aggregations of aggr_us. */
 bool damon_heat_warm(const struct damon_heat_span *s, uint32_t aggr_us);
 void damon_heat_free(struct damon_heat *h);

@@ -375,14 +375,16 @@ static void regions_note(struct damon_source *s, const struct pghotd_config *cfg
 		rec->heat = (struct damon_heat_span){0};
 		if (h)
 			damon_heat_note(h, &rec->r, rec->time_ns, damon_aggr_span_ns(cfg),
-					cfg->sources.damon.aggr_us, &rec->heat);
+					cfg->sources.damon.aggr_us, damon_region_hot(cfg, &rec->r),
+					&rec->heat);
 	}
 }
 
 /* Sets the feed's warm fields from the record at i. A warm region with warm neighbours on
  * both sides is inside data used broadly: its pages go up at the first warm pass. One at the
  * edge of such data (or of a drain) is where DAMON's regions straddle used and unused
- * memory, at random from one aggregation to the next: its pages must be warm at two passes. */
+ * memory, at random from one aggregation to the next: its pages must be warm at two passes.
+ * One beside intense data (damon_heat_by_intense()) is not promoted for its warmth. */
 static void region_warm(const struct damon_source *s, size_t i, struct damon_feed *f)
 {
 	const struct region_rec *rec = &s->reg[i];
@@ -394,6 +396,9 @@ static void region_warm(const struct damon_source *s, size_t i, struct damon_fee
 	f->warm_inside =
 	    f->warm && damon_heat_inside(&rec->r, prev ? &prev->r : NULL, prev && prev->heat.warm,
 					 next ? &next->r : NULL, next && next->heat.warm);
+	f->by_intense = damon_heat_by_intense(&rec->heat, &rec->r, prev ? &prev->r : NULL,
+					      prev && prev->heat.intense, next ? &next->r : NULL,
+					      next && next->heat.intense);
 }
 
 /* What a drain's regions showed, for the debug log. */
