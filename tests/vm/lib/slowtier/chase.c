@@ -9,7 +9,8 @@
  * With --ratio R it calibrates the plugin (slowtier.c) through its channel (channel.h): the
  * charge off, the fast node's time per load is the base; the first extra cost is (R - 1) x
  * base; then, up to --rounds times, both nodes are timed and the slow node's shortfall against
- * R x fast, divided by the slope the last two rounds measured, is added to the extra cost, until
+ * R x fast, divided by the slope measured from the uncharged round to the last, is added to the
+ * extra cost, until
  * the ratio is within 3% of R. With --no-tell it only measures, leaving the cost as it is. Each
  * time is the best of seven chases of --loads loads (150,000), the two nodes' chases in turn, after
  * one pass that faults in the guest's and the emulator's TLB entries.
@@ -183,7 +184,7 @@ static void calibrate(const struct opts *o, char *fast, char *slow, size_t npage
 	r->extra = 0;
 	time_both(o, fast, slow, npages, r);
 	round_line(0, r);
-	struct result prev = *r;
+	const struct result base = *r;
 	r->extra = chase_first_extra(o->ratio, r->fast);
 	for (int round = 1; round <= o->rounds; round++) {
 		tell(r->extra);
@@ -193,8 +194,8 @@ static void calibrate(const struct opts *o, char *fast, char *slow, size_t npage
 		if (got > o->ratio * (1 - CONVERGED) && got < o->ratio * (1 + CONVERGED))
 			return;
 		if (round < o->rounds) {
-			double gain = chase_gain(prev.extra, prev.slow, r->extra, r->slow);
-			prev = *r;
+			double gain = chase_gain(base.extra, base.slow / base.fast, r->extra,
+						 r->slow / r->fast, r->fast);
 			r->extra = chase_next_extra(r->extra, o->ratio, r->fast, r->slow, gain);
 		}
 	}

@@ -34,11 +34,11 @@ double chase_first_extra(double ratio, double fast_ns)
 	return ratio > 1 ? (ratio - 1) * fast_ns : 0;
 }
 
-double chase_gain(double extra0, double slow0, double extra1, double slow1)
+double chase_gain(double extra0, double ratio0, double extra1, double ratio1, double fast1)
 {
 	if (fabs(extra1 - extra0) < 1)
 		return 1;
-	double g = (slow1 - slow0) / (extra1 - extra0);
+	double g = (ratio1 - ratio0) * fast1 / (extra1 - extra0);
 	return g < 0.5 ? 0.5 : g > 4 ? 4 : g;
 }
 

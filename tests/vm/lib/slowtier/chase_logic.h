@@ -27,11 +27,15 @@ size_t chase_slot_offset(size_t i);
  * node with the charge off (fast_ns), in nanoseconds; 0 when ratio <= 1. */
 double chase_first_extra(double ratio, double fast_ns);
 
-/* How much the slow node's time per load grew per nanosecond of extra cost between two rounds
- * (extra0, slow0) and (extra1, slow1): 1 on an ideal charge, more when the host preempts the
- * spinning vCPU or its clock reads cost; clamped to 0.5..4, and 1 when the two extras are
- * within 1 ns (no slope to read). */
-double chase_gain(double extra0, double slow0, double extra1, double slow1);
+/* How much the slow node's time per load grew per nanosecond of extra cost, from the ratios two
+ * rounds measured (extra0, ratio0) and (extra1, ratio1) and the fast node's time per load in
+ * the second (fast1): (ratio1 - ratio0) x fast1 / (extra1 - extra0). 1 on an ideal charge, more
+ * when the host preempts the spinning vCPU or its clock reads cost; clamped to 0.5..4, and 1
+ * when the two extras are within 1 ns (no slope to read). The caller gives the uncharged round
+ * as the first: two late rounds' extras lie a few nanoseconds apart, within a round's noise
+ * under TCG (one such slope read 0.17 and sent the charge to 0), and a ratio is timed on
+ * both nodes in turn, so a host busier in one round than in the other leaves it be. */
+double chase_gain(double extra0, double ratio0, double extra1, double ratio1, double fast1);
 
 /* The next extra cost after a round at extra_ns measured fast_ns and slow_ns per load: the
  * slow node's shortfall (ratio x fast_ns - slow_ns) divided by the gain (chase_gain) is added;

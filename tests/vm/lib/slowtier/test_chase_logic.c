@@ -73,22 +73,32 @@ static void first_extra_is_ratio_minus_one_times_base(void **state)
 }
 
 /* The charge landed short or long (the spin undershot, or the host preempted the spinning vCPU
- * so each nanosecond asked cost 1.7): the step divides the shortfall by the gain read off the
- * last two rounds, so it converges instead of swinging between 0 and twice the need. */
+ * so each nanosecond asked cost 1.7): the step divides the shortfall by the gain read from the
+ * uncharged round to the last, so it converges instead of swinging between 0 and twice the
+ * need. */
 static void next_extra_closes_the_gap(void **state)
 {
 	(void)state;
 	const double gains[] = {0.9, 1.7, 3.0};
 	for (size_t k = 0; k < sizeof(gains) / sizeof(gains[0]); k++) {
-		double fast = 130, e0 = 0, s0 = fast;
+		double fast = 130;
 		double e1 = chase_first_extra(2.0, 120), s1 = fast + gains[k] * e1;
 		for (int round = 0; round < 4; round++) {
-			double g = chase_gain(e0, s0, e1, s1);
-			double next = chase_next_extra(e1, 2.0, fast, s1, g);
-			e0 = e1, s0 = s1;
-			e1 = next, s1 = fast + gains[k] * e1;
+			double g = chase_gain(0, 1, e1, s1 / fast, fast);
+			e1 = chase_next_extra(e1, 2.0, fast, s1, g);
+			s1 = fast + gains[k] * e1;
 		}
 		assert_float_equal(s1 / fast, 2.0, 0.01);
+	}
+	/* The rounds of 2026-12-07 that sent the charge to 0 (uncharged 1.050; 143 ns gave
+	 * 2.589 at 134.6 ns a fast load, 164.7 ns 2.599 the round before): from the uncharged
+	 * round the gain reads 1.45, and the step lands near 2, not at 0. */
+	{
+		double g = chase_gain(0, 1.050, 143.0, 2.589, 134.6);
+		double next = chase_next_extra(143.0, 2.0, 134.6, 348.4, g);
+
+		assert_float_equal(g, 1.449, 0.01);
+		assert_float_equal(1.050 + g * next / 134.6, 2.0, 0.1);
 	}
 	assert_float_equal(chase_next_extra(100, 2.0, 100, 400, 1), 0, 1e-9); /* never below 0 */
 }
@@ -97,10 +107,10 @@ static void next_extra_closes_the_gap(void **state)
 static void gain_is_the_bounded_slope(void **state)
 {
 	(void)state;
-	assert_float_equal(chase_gain(0, 100, 100, 270), 1.7, 1e-9);
-	assert_float_equal(chase_gain(50, 100, 50.5, 300), 1, 1e-9);
-	assert_float_equal(chase_gain(0, 100, 100, 90), 0.5, 1e-9);
-	assert_float_equal(chase_gain(0, 100, 100, 1000), 4, 1e-9);
+	assert_float_equal(chase_gain(0, 1, 100, 2.7, 100), 1.7, 1e-9);
+	assert_float_equal(chase_gain(50, 1, 50.5, 3, 100), 1, 1e-9);
+	assert_float_equal(chase_gain(0, 1, 100, 0.9, 100), 0.5, 1e-9);
+	assert_float_equal(chase_gain(0, 1, 100, 10, 100), 4, 1e-9);
 }
 
 /* Within 25% of the requested ratio, relative to it: 2.0 accepts 1.5 to 2.5. */
