@@ -231,8 +231,13 @@ static void stale_stopped_and_foreign_files_are_told_apart(void **state)
 	assert_int_equal(status_check(&s, WRITTEN_A + 95, 10000, "/x/stats.prom", msg, sizeof(msg)),
 			 -ESTALE);
 	assert_string_equal(msg, "/x/stats.prom was last written 1 min 35 s ago, more than 3 x "
-				 "stats.interval_ms (30.0 s): pghotd is not running or is stuck; "
-				 "see systemctl status pghotd");
+				 "stats.interval_ms (30.0 s, 2 s at least): pghotd is not running "
+				 "or is stuck; see systemctl status pghotd");
+	/* At 100 ms intervals a file 0.3 s old is late, not stale: 2 s at least. */
+	assert_int_equal(status_check(&s, WRITTEN_A + 1.9, 100, "/x/stats.prom", msg, sizeof(msg)),
+			 0);
+	assert_int_equal(status_check(&s, WRITTEN_A + 2.1, 100, "/x/stats.prom", msg, sizeof(msg)),
+			 -ESTALE);
 	s.up = 0;
 	assert_int_equal(status_check(&s, WRITTEN_A + 5, 10000, "/x/stats.prom", msg, sizeof(msg)),
 			 -ESRCH);

@@ -288,6 +288,8 @@ int status_check(const struct status_snap *s, double now, unsigned interval_ms, 
 		 char *msg, size_t len)
 {
 	double age = now - s->mtime, limit = STATUS_STALE_INTERVALS * interval_ms / 1000.0;
+
+	limit = limit < STATUS_STALE_MIN_S ? STATUS_STALE_MIN_S : limit;
 	char ago[32], lim[32];
 
 	fmt_span(ago, sizeof(ago), age);
@@ -306,9 +308,9 @@ int status_check(const struct status_snap *s, double now, unsigned interval_ms, 
 	if (age > limit) {
 		snprintf(
 		    msg, len,
-		    "%s was last written %s ago, more than %d x stats.interval_ms (%s): pghotd "
-		    "is not running or is stuck; see systemctl status pghotd",
-		    path, ago, STATUS_STALE_INTERVALS, lim);
+		    "%s was last written %s ago, more than %d x stats.interval_ms (%s, %.0f s at "
+		    "least): pghotd is not running or is stuck; see systemctl status pghotd",
+		    path, ago, STATUS_STALE_INTERVALS, lim, STATUS_STALE_MIN_S);
 		return -ESTALE;
 	}
 	return 0;

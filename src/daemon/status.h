@@ -29,8 +29,11 @@
 #define STATUS_MAX_CGROUPS 4096
 /* Rows of the cgroup table, the largest by slow-tier memory; (other) is shown besides. */
 #define STATUS_TOP_CGROUPS 10
-/* The stats file is stale once older than this many intervals of the configuration read. */
+/* The stats file is stale once older than this many intervals of the configuration read, and
+ * than STATUS_STALE_MIN_S: a daemon writing every 100 ms on a busy machine is late by a few
+ * tenths of a second now and then (a make test on two cores: 0.3 s), which is no stall. */
 #define STATUS_STALE_INTERVALS 3
+#define STATUS_STALE_MIN_S     2.0
 
 struct status_source {
 	double active, samples, lost, scanned, scan_round_s;
