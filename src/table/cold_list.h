@@ -52,10 +52,9 @@ size_t cold_list_take(struct cold_list *cl, int node, uint64_t now_ms, uint64_t 
 		      uint64_t min_idle_ms, struct cold_page *out, size_t max);
 /* Any thread: entries held. */
 size_t cold_list_len(struct cold_list *cl);
-/* Fewer entries than this, while a node wants candidates, and a source looks for cold pages at
- * its quicker pace; more, and the mover has a take's worth (the promoter's 4,096-page work
- * list) and the source may look as seldom as it likes: a take that finds too few bumps the
- * epoch, which brings the source's next look forward. */
+/* A take's worth of entries (the promoter's 4,096-page work list): while a node wants
+ * candidates and the list holds fewer, the DAMON source looks for cold pages at its quicker
+ * pace (damon_cold_pass_due()); a take that finds too few bumps the epoch in any case. */
 #define COLD_LIST_LOW 4096
 
 /* Mover thread: the fast nodes that want candidates (bit n for node n). */
